@@ -1,0 +1,122 @@
+package zklock
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// cleaner deletes, in the background, nodes that a failed or abandoned
+// operation may have left behind: a node whose delete failed on a connection
+// problem, or a protected create whose outcome is unknown (found by its
+// prefix). It retries until the delete succeeds, the node is gone, or the
+// session that owned the node is gone (its ephemeral nodes go with it).
+type cleaner struct {
+	s       *Session
+	jobs    []cleanJob
+	running bool
+}
+
+type cleanJob struct {
+	dir, prefix string // find-and-delete: a child of dir starting with prefix
+	node        string // or this node
+	sid         int64  // the session that owns the node
+}
+
+func (c *cleaner) deleteNode(node string, sid int64) { c.add(cleanJob{node: node, sid: sid}) }
+
+func (c *cleaner) findAndDelete(dir, prefix string, sid int64) {
+	c.add(cleanJob{dir: dir, prefix: prefix, sid: sid})
+}
+
+func (c *cleaner) add(j cleanJob) {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == StateClosed {
+		return
+	}
+	c.jobs = append(c.jobs, j)
+	if !c.running {
+		c.running = true
+		s.bg.Go(c.run)
+	}
+}
+
+// pending returns the number of jobs not yet done.
+func (c *cleaner) pending() int {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	return len(c.jobs)
+}
+
+func (c *cleaner) run() {
+	s := c.s
+	for attempt := 0; ; {
+		s.mu.Lock()
+		if len(c.jobs) == 0 || s.state == StateClosed {
+			c.jobs, c.running = nil, false
+			s.mu.Unlock()
+			return
+		}
+		j := c.jobs[0]
+		state, sid, changed := s.state, s.sid, s.changed
+		s.mu.Unlock()
+
+		if state != StateConnected {
+			select { // wait for the connection to come back
+			case <-changed:
+			case <-s.quit:
+			}
+			continue
+		}
+		done := sid != j.sid // the owning session is gone, and its nodes
+		if !done {
+			err := c.do(j)
+			done = err == nil || !isConnErr(err)
+			if err != nil && !isConnErr(err) {
+				s.log.Warn("zklock: cleanup gave up", "node", j.node+j.prefix, "err", err)
+			}
+		}
+		if !done {
+			if s.cfg.retry.sleep(quitContext{s.quit}, attempt) != nil {
+				continue
+			}
+			attempt++
+			continue
+		}
+		attempt = 0
+		s.mu.Lock()
+		if len(c.jobs) > 0 {
+			c.jobs = c.jobs[1:]
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (c *cleaner) do(j cleanJob) error {
+	conn := c.s.conn
+	if j.node != "" {
+		return ignoreNoNode(conn.Delete(j.node, -1))
+	}
+	children, _, err := conn.Children(j.dir)
+	if err != nil {
+		return ignoreNoNode(err)
+	}
+	for _, name := range children {
+		if strings.HasPrefix(name, j.prefix) {
+			if err := ignoreNoNode(conn.Delete(j.dir+"/"+name, -1)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func ignoreNoNode(err error) error {
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	return err
+}

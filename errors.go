@@ -1,0 +1,77 @@
+package zklock
+
+import (
+	"errors"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Sentinel errors. Every error the package returns wraps one of these or a
+// ZooKeeper error from github.com/go-zookeeper/zk (or both), so callers test
+// them with errors.Is. No function returns a nil hold with a nil error.
+var (
+	// ErrLocked is returned by TryLock when another holder has the lock.
+	ErrLocked = errors.New("zklock: locked by another holder")
+
+	// ErrNotHeld is returned when releasing something the caller does not
+	// hold: a hold released twice, a nil hold, or a hold already lost.
+	ErrNotHeld = errors.New("zklock: not held")
+
+	// ErrLost is the cause of a hold's context cancellation when the lock may
+	// have been lost: the session expired, the connection stayed suspended past
+	// the loss limit, or the holder's node vanished or changed owner. It wraps
+	// the precise reason (ErrSessionExpired, ErrSuspended, ErrNodeGone).
+	ErrLost = errors.New("zklock: lock lost")
+
+	// ErrSuspended is the reason for a loss when the connection to ZooKeeper
+	// stayed suspended longer than the session's loss limit.
+	ErrSuspended = errors.New("zklock: connection suspended past the loss limit")
+
+	// ErrSessionExpired is returned to a waiter whose ZooKeeper session expired
+	// while it queued, and is the reason for a loss on expiry. It wraps
+	// zk.ErrSessionExpired.
+	ErrSessionExpired = wrapSentinel("zklock: session expired", zk.ErrSessionExpired)
+
+	// ErrNodeGone is the reason for a loss when, after a reconnect, the
+	// holder's node is missing or owned by another session.
+	ErrNodeGone = errors.New("zklock: lock node gone or owned by another session")
+
+	// ErrReleased is the cause of a hold's context cancellation after its last
+	// release.
+	ErrReleased = errors.New("zklock: released")
+
+	// ErrClosed is returned by operations on a closed Session.
+	ErrClosed = errors.New("zklock: session closed")
+
+	// ErrInvalidPath is returned for a lock path that is empty, relative, ends
+	// in a slash or contains an empty or "." or ".." element.
+	ErrInvalidPath = errors.New("zklock: invalid path")
+
+	// ErrInvalidArgument is returned for other bad input, such as a nil
+	// session or a non-positive lease count.
+	ErrInvalidArgument = errors.New("zklock: invalid argument")
+
+	// ErrUpgrade is returned when a read holder asks for the write half of the
+	// same read-write lock: an upgrade could deadlock, so it is refused at once.
+	ErrUpgrade = errors.New("zklock: read-to-write upgrade refused")
+)
+
+// sentinel is an error with its own message that also matches another error
+// under errors.Is, so ErrSessionExpired can be tested as zk.ErrSessionExpired.
+type sentinel struct {
+	msg  string
+	also error
+}
+
+func wrapSentinel(msg string, also error) error { return &sentinel{msg: msg, also: also} }
+
+func (e *sentinel) Error() string { return e.msg }
+func (e *sentinel) Unwrap() error { return e.also }
+
+// isConnErr reports whether err means the request's outcome is unknown or the
+// server was unreachable, so the operation may be retried once the connection
+// comes back.
+func isConnErr(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionMoved)
+}

@@ -1,0 +1,202 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// A Hold is one successful acquisition of a lock. Each Lock or TryLock that
+// succeeds returns its own Hold, and each Hold is released exactly once.
+//
+// A Hold is valid until it is released or lost, whichever comes first. Loss
+// means the lock may now belong to someone else: the session expired, the
+// connection stayed suspended past the session's loss limit (WithLossLimit),
+// or, after a reconnect, the holder's node was missing or owned by another
+// session. On loss, Done closes and Err explains; stop acting on the lock's
+// behalf, and fence every write with Token so that a holder which learns of
+// its loss too late is still refused by the resource.
+//
+// The hold's Context carries the hold: passing it (or a context derived from
+// it) to Lock on the same lock re-enters instead of queueing, which is how a
+// reentrant lock knows its owner in Go, where goroutines have no identity.
+// Goroutines that must exclude each other must not share a hold's context.
+type Hold struct {
+	h        *hold
+	released atomic.Bool
+}
+
+// hold is the state shared by all reentrant Holds of one acquisition.
+type hold struct {
+	s        *Session
+	key      holdKey
+	path     string // the lock path
+	node     string // our node's full path
+	token    int64  // czxid of our node
+	sid      int64  // the session that owns our node
+	acquired time.Time
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	onEnd    func() // the recipe's own clean-up at the last release or loss
+
+	mu    sync.Mutex
+	count int
+	ended bool
+	err   error
+}
+
+// holdKey identifies a lock within a session for re-entry: the same lock
+// directory and node kind.
+type holdKey struct {
+	s    *Session
+	dir  string
+	mark string
+}
+
+// newHold registers a fresh acquisition with the session's liveness model.
+func (s *Session) newHold(ctx context.Context, q *queue, e *entry, start time.Time) (*Hold, error) {
+	h := &hold{
+		s: s, key: holdKey{s, q.dir, q.mark}, path: q.path,
+		node: e.node(), token: e.stat.Czxid, sid: e.stat.EphemeralOwner,
+		acquired: time.Now(), count: 1,
+	}
+	h.ctx, h.cancel = context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), h.key, h))
+	if err := s.register(h); err != nil {
+		h.cancel(err)
+		return nil, err
+	}
+	s.log.Debug("zklock: acquired", "path", q.path, "node", h.node, "token", h.token)
+	s.observe(Event{Kind: EventAcquired, Path: q.path, Node: h.node, Token: h.token, Wait: time.Since(start)})
+	return &Hold{h: h}, nil
+}
+
+// reenter returns a new Hold on the acquisition that ctx carries for key,
+// or nil if ctx carries none.
+func reenter(ctx context.Context, key holdKey) (*Hold, error) {
+	h, ok := ctx.Value(key).(*hold)
+	if !ok {
+		return nil, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended {
+		return nil, fmt.Errorf("%w: %w", ErrNotHeld, h.err)
+	}
+	h.count++
+	return &Hold{h: h}, nil
+}
+
+// end marks the acquisition over with err as its cause, once; it reports
+// whether this call ended it.
+func (h *hold) end(err error) bool {
+	h.mu.Lock()
+	if h.ended {
+		h.mu.Unlock()
+		return false
+	}
+	h.ended, h.err = true, err
+	h.mu.Unlock()
+	h.finish()
+	return true
+}
+
+// finish cancels the hold's context and runs the recipe's clean-up; the
+// caller has marked the hold ended.
+func (h *hold) finish() {
+	h.cancel(h.err)
+	if h.onEnd != nil {
+		h.onEnd()
+	}
+}
+
+// Context returns a context that is cancelled when the hold is lost or its
+// last reentrant level is released; context.Cause then wraps ErrLost or
+// ErrReleased. It carries the values of the context given to Lock, minus its
+// cancellation and deadline, so a deadline meant for the wait does not end
+// the hold.
+func (h *Hold) Context() context.Context { return h.h.ctx }
+
+// Done returns a channel closed when the hold ends: lost or fully released.
+func (h *Hold) Done() <-chan struct{} { return h.h.ctx.Done() }
+
+// Err returns nil while the hold is valid; afterwards an error wrapping
+// ErrLost (with the reason) or ErrReleased.
+func (h *Hold) Err() error {
+	if h.h.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(h.h.ctx)
+}
+
+// Token returns the fencing token: the czxid of the holder's node, strictly
+// greater than every earlier holder's token on this lock and the same for
+// reentrant holds. A resource accepts a write iff its token is at least the
+// highest it has seen, checked and recorded atomically with the write.
+func (h *Hold) Token() int64 { return h.h.token }
+
+// Node returns the full path of the holder's node.
+func (h *Hold) Node() string { return h.h.node }
+
+// Path returns the lock path.
+func (h *Hold) Path() string { return h.h.path }
+
+// SessionID returns the ZooKeeper session that owns the holder's node.
+func (h *Hold) SessionID() int64 { return h.h.sid }
+
+// Guard returns a check on the holder's node for zk.Conn.Multi: a multi
+// that includes it applies only while the node exists, so a write to
+// ZooKeeper made under the lock is refused once the lock is gone:
+//
+//	_, err := sess.Conn().Multi(hold.Guard(), &zk.SetDataRequest{Path: p, Data: d, Version: -1})
+func (h *Hold) Guard() *zk.CheckVersionRequest {
+	return &zk.CheckVersionRequest{Path: h.h.node, Version: -1}
+}
+
+func (h *Hold) String() string {
+	return fmt.Sprintf("zklock.Hold{node: %s, token: %d}", h.h.node, h.h.token)
+}
+
+// Release gives up this hold. The node is deleted when the last reentrant
+// hold of the acquisition is released. Releasing a Hold twice returns
+// ErrNotHeld; releasing a lost hold returns its loss error. If the delete
+// fails on a connection problem, Release returns the error and the session
+// keeps deleting the node in the background until it succeeds or the session
+// ends; the hold is over either way.
+func (h *Hold) Release() error {
+	if h == nil || h.h == nil || !h.released.CompareAndSwap(false, true) {
+		return ErrNotHeld
+	}
+	st := h.h
+	st.mu.Lock()
+	if st.ended {
+		err := st.err
+		st.mu.Unlock()
+		return err
+	}
+	st.count--
+	if st.count > 0 {
+		st.mu.Unlock()
+		return nil
+	}
+	st.ended, st.err = true, ErrReleased
+	st.mu.Unlock()
+	s := st.s
+	s.unregister(st)
+	st.finish()
+	held := time.Since(st.acquired)
+	err := ignoreNoNode(s.conn.Delete(st.node, -1))
+	if err != nil && isConnErr(err) {
+		s.cleaner.deleteNode(st.node, st.sid)
+	}
+	s.log.Debug("zklock: released", "path", st.path, "node", st.node, "err", err)
+	s.observe(Event{Kind: EventReleased, Path: st.path, Node: st.node, Token: st.token, Held: held, Err: err})
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("zklock: release %s: %w", st.node, err)
+	}
+	return nil
+}

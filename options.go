@@ -1,0 +1,170 @@
+package zklock
+
+import (
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// SessionOption configures Connect.
+type SessionOption func(*sessionConfig)
+
+type sessionConfig struct {
+	timeout   time.Duration
+	lossLimit time.Duration
+	lossSet   bool
+	dialer    zk.Dialer
+	logger    *slog.Logger
+	observer  func(Event)
+	auth      []authInfo
+	zkOpts    []func(*zk.Conn)
+	retry     Backoff
+}
+
+type authInfo struct {
+	scheme string
+	cred   []byte
+}
+
+func defaultSessionConfig() sessionConfig {
+	return sessionConfig{
+		timeout: 10 * time.Second,
+		dialer:  net.DialTimeout,
+		logger:  slog.New(slog.DiscardHandler),
+		retry:   DefaultBackoff,
+	}
+}
+
+// WithSessionTimeout sets the ZooKeeper session timeout asked of the server.
+// The server may negotiate it into its own [min, max] range; the session learns
+// the negotiated value and bases its loss limit on it. Default: 10s.
+func WithSessionTimeout(d time.Duration) SessionOption {
+	return func(c *sessionConfig) { c.timeout = d }
+}
+
+// WithLossLimit sets how long a suspended connection may last before every
+// hold of the session is declared lost, counted from the last time the server
+// was heard from (not from when the disconnection was noticed).
+//
+// This is the trade-off Curator exposes as its connection-state error policy.
+// The server deletes a silent session's nodes no earlier than one session
+// timeout after it last heard from the client, and the client stops hearing
+// the server at about the same moment, so any limit shorter than the session
+// timeout fires before another client can take the lock after a partition;
+// the margin is what covers scheduling delays on a loaded machine.
+//
+//   - 0 declares holds lost as soon as the connection is suspended (Curator's
+//     default "standard" policy): safest, but a server restart or leader
+//     election loses every lock.
+//   - A negative limit declares holds lost only when the session expires
+//     (Curator's "session" policy): a partitioned holder learns of the loss
+//     only when it reaches a server again, long after another client may have
+//     taken the lock. Use it only with fencing.
+//
+// Default: two thirds of the negotiated session timeout, which is when
+// go-zookeeper itself gives up on a silent connection. A holder cut off by a
+// silent partition is therefore told as soon as the client notices, at least a
+// third of a session timeout before the server can expire it; a holder whose
+// server died and who reconnects elsewhere within the limit keeps its locks.
+func WithLossLimit(d time.Duration) SessionOption {
+	return func(c *sessionConfig) { c.lossLimit, c.lossSet = d, true }
+}
+
+// WithDialer sets the dialer used to reach the servers (for example a test
+// proxy). The session wraps the connections it returns to learn when the
+// server was last heard from. Default: net.DialTimeout.
+func WithDialer(d zk.Dialer) SessionOption {
+	return func(c *sessionConfig) { c.dialer = d }
+}
+
+// WithLogger sets the logger for state changes (suspended, reconnected,
+// expired) and lock events (acquired, released, lost). Default: silent.
+func WithLogger(l *slog.Logger) SessionOption {
+	return func(c *sessionConfig) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+// WithObserver sets a function called for every session state change and
+// every lock event, with wait and hold times, so callers can feed their own
+// metrics. It is called synchronously from the goroutine where the event
+// happens and must not block. Default: none.
+func WithObserver(f func(Event)) SessionOption {
+	return func(c *sessionConfig) { c.observer = f }
+}
+
+// WithAuth adds ZooKeeper credentials to the session (for example scheme
+// "digest" and credentials "user:password"). They are sent again after every
+// reconnect. Default: none.
+func WithAuth(scheme string, cred []byte) SessionOption {
+	return func(c *sessionConfig) { c.auth = append(c.auth, authInfo{scheme, cred}) }
+}
+
+// WithZKOptions passes options such as zk.WithLogger or zk.WithMaxBufferSize
+// to go-zookeeper's Connect. The session always installs its own event
+// callback and dialer wrapper after these, so zk.WithEventCallback and
+// zk.WithDialer given here have no effect: use WithObserver and WithDialer.
+func WithZKOptions(opts ...func(*zk.Conn)) SessionOption {
+	return func(c *sessionConfig) { c.zkOpts = append(c.zkOpts, opts...) }
+}
+
+// WithRetry sets the backoff between retries of a ZooKeeper request that
+// failed on a connection problem while acquiring. Default: DefaultBackoff.
+func WithRetry(b Backoff) SessionOption {
+	return func(c *sessionConfig) { c.retry = b }
+}
+
+// Option configures a lock recipe.
+type Option func(*lockConfig)
+
+type lockConfig struct {
+	data    []byte
+	dataSet bool
+	acl     []zk.ACL
+}
+
+func newLockConfig(opts []Option) lockConfig {
+	c := lockConfig{acl: zk.WorldACL(zk.PermAll)}
+	for _, o := range opts {
+		o(&c)
+	}
+	if !c.dataSet {
+		c.data = []byte(hostAddress())
+	}
+	return c
+}
+
+// WithData sets the data stored in the lock's node, which other participants
+// and `zklock status` can read. Default: this host's address, as Curator does.
+func WithData(b []byte) Option {
+	return func(c *lockConfig) { c.data, c.dataSet = b, true }
+}
+
+// WithACL sets the ACL of the lock's nodes and of the parents it creates.
+// Default: zk.WorldACL(zk.PermAll), open to all, as Curator's default.
+func WithACL(acl []zk.ACL) Option {
+	return func(c *lockConfig) {
+		if len(acl) > 0 {
+			c.acl = acl
+		}
+	}
+}
+
+// hostAddress is the first non-loopback IPv4 address of this host, read from
+// the interfaces (no name lookup, so no network traffic), or 127.0.0.1.
+var hostAddress = sync.OnceValue(func() string {
+	addrs, err := net.InterfaceAddrs()
+	if err == nil {
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
+				return ipn.IP.String()
+			}
+		}
+	}
+	return "127.0.0.1"
+})

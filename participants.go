@@ -1,0 +1,97 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Participant is one contender of a lock, as ZooKeeper shows it.
+type Participant struct {
+	Node     string // child name
+	Path     string // full path of the node
+	Kind     Kind
+	Sequence int32
+	Token    int64 // czxid: the participant's fencing token if it holds
+	Session  int64 // ephemeralOwner
+	Holds    bool  // by the recipe's rule, this participant holds now
+	Data     []byte
+}
+
+// Participants lists the contenders at a lock path whatever the recipe, in
+// queue order, as `zklock status` shows them: mutex and write nodes hold at
+// the head of the queue, read nodes while no other kind is ahead of them,
+// and a semaphore's lease nodes (under path/leases) all count as holders.
+func Participants(ctx context.Context, s *Session, path string) ([]Participant, error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)
+	}
+	if err := validatePath(path); err != nil {
+		return nil, err
+	}
+	ps, err := participants(ctx, s, path, anyRecipe)
+	if err != nil {
+		return nil, err
+	}
+	leases, err := participants(ctx, s, path+"/leases", func([]contender, int) (bool, int) { return true, -1 })
+	return append(ps, leases...), err
+}
+
+// anyRecipe decides for a directory of mixed kinds: readers share until a
+// node of another kind is ahead of them; everything else is exclusive.
+func anyRecipe(cs []contender, ours int) (bool, int) {
+	if !cs[ours].read {
+		return exclusive(cs, ours)
+	}
+	for i := ours - 1; i >= 0; i-- {
+		if !cs[i].read {
+			return false, i
+		}
+	}
+	return true, -1
+}
+
+// participants lists dir's contenders in queue order with their data and
+// stats, read concurrently; a node that vanishes meanwhile is left out.
+func participants(ctx context.Context, s *Session, dir string, decide func([]contender, int) (bool, int)) ([]Participant, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, context.Cause(ctx)
+	}
+	children, _, err := s.conn.Children(dir)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("zklock: list %s: %w", dir, err)
+	}
+	cs := sortContenders(children)
+	out := make([]Participant, len(cs))
+	errs := make([]error, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		holds, _ := decide(cs, i)
+		out[i] = Participant{Node: c.name, Path: dir + "/" + c.name, Kind: c.kind, Sequence: c.seq, Holds: holds}
+		wg.Go(func() {
+			data, stat, err := s.conn.Get(out[i].Path)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			out[i].Data, out[i].Token, out[i].Session = data, stat.Czxid, stat.EphemeralOwner
+		})
+	}
+	wg.Wait()
+	kept := out[:0]
+	for i := range out {
+		switch {
+		case errs[i] == nil:
+			kept = append(kept, out[i])
+		case !errors.Is(errs[i], zk.ErrNoNode):
+			return nil, fmt.Errorf("zklock: read %s: %w", out[i].Path, errs[i])
+		}
+	}
+	return kept, nil
+}

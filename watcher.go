@@ -1,0 +1,325 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// queue is one recipe's view of a lock directory: where its nodes go, what
+// they are called, and when the node at a given place in the queue holds.
+// Every recipe acquires through queue.acquire.
+type queue struct {
+	s    *Session
+	path string // the lock path the caller named
+	dir  string // the directory that holds the nodes
+	mark string // our node-name marker (lock-, __READ__, __WRIT__, lease-)
+	read bool   // our nodes share with other readers
+	cfg  lockConfig
+
+	// decide says whether the contender at index ours holds and, if not,
+	// which contender to watch.
+	decide func(cs []contender, ours int) (holds bool, watch int)
+
+	// jump: when the watched node was the head of the queue and ours came
+	// right after it, its deletion makes ours the head, so the lock is taken
+	// without listing again. Sound only where no node can later appear ahead
+	// of ours; a read-write directory breaks that (a downgrade creates a read
+	// node with the writer's sequence), so there every wake lists again.
+	jump bool
+}
+
+// entry is our node in the queue.
+type entry struct {
+	dir, name string
+	sid       int64    // the session that created it
+	stat      *zk.Stat // read after creation: Czxid is the fencing token
+}
+
+func (e *entry) node() string { return e.dir + "/" + e.name }
+
+// exclusive is the decision of a mutex or a write lock: hold at the head of
+// the queue, otherwise watch the immediate predecessor.
+func exclusive(_ []contender, ours int) (bool, int) {
+	if ours == 0 {
+		return true, -1
+	}
+	return false, ours - 1
+}
+
+// acquire queues a node and waits until it holds, ctx ends, or the session
+// expires. With try it never waits: it returns ErrLocked where it would.
+// Every failure deletes the node it created (in the background if the
+// connection is down).
+func (q *queue) acquire(ctx context.Context, try bool) (_ *entry, err error) {
+	if try {
+		if err := q.wouldWait(); err != nil {
+			return nil, err
+		}
+	}
+	e, err := q.create(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			q.s.abandon(e.node(), e.sid)
+		}
+	}()
+	// The token is read alongside the first listing, so it adds no round
+	// trip to an uncontended acquire.
+	type statResult struct {
+		ok   bool
+		stat *zk.Stat
+		err  error
+	}
+	statc := make(chan statResult, 1)
+	go func() {
+		ok, stat, err := q.s.conn.Exists(e.node())
+		statc <- statResult{ok, stat, err}
+	}()
+	werr := q.wait(ctx, e, try)
+	r := <-statc
+	switch {
+	case werr != nil:
+		return nil, werr
+	case r.err != nil:
+		return nil, fmt.Errorf("zklock: read %s: %w", e.node(), r.err)
+	case !r.ok || r.stat.EphemeralOwner != e.sid:
+		return nil, fmt.Errorf("%w: %s", ErrNodeGone, e.node())
+	}
+	e.stat = r.stat
+	return e, nil
+}
+
+// wouldWait lists the directory once and returns ErrLocked if a node of ours
+// would have to wait, so a TryLock on a taken lock writes nothing.
+func (q *queue) wouldWait() error {
+	children, _, err := q.s.conn.Children(q.dir)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("zklock: list %s: %w", q.dir, err)
+	}
+	cs := sortContenders(children)
+	last := int32(0)
+	if len(cs) > 0 {
+		last = cs[len(cs)-1].seq
+	}
+	cs = append(cs, contender{seq: last + 1, read: q.read})
+	if holds, _ := q.decide(cs, len(cs)-1); !holds {
+		return ErrLocked
+	}
+	return nil
+}
+
+// create makes our ephemeral sequential node with Curator's protected name.
+// After a connection error the outcome is unknown, so before creating again
+// it searches the directory for our prefix and adopts the node if our
+// session owns it; a node left by an older session is deleted.
+func (q *queue) create(ctx context.Context) (*entry, error) {
+	conn := q.s.conn
+	prefix := protectedPrefix()
+	ambiguous := false
+	for attempt := 0; ; {
+		_, sid, _ := q.s.snapshot()
+		if ctx.Err() != nil {
+			if ambiguous {
+				q.s.cleaner.findAndDelete(q.dir, prefix, sid)
+			}
+			return nil, context.Cause(ctx)
+		}
+		if ambiguous {
+			e, err := q.find(prefix, sid)
+			if err != nil {
+				attempt = q.backoff(ctx, attempt)
+				continue
+			}
+			if e != nil {
+				return e, nil
+			}
+			ambiguous = false
+		}
+		p, err := conn.Create(q.dir+"/"+prefix+q.mark, q.cfg.data, zk.FlagEphemeral|zk.FlagSequence, q.cfg.acl)
+		switch {
+		case err == nil:
+			if _, now, _ := q.s.snapshot(); now != sid {
+				q.s.cleaner.deleteNode(p, now) // made by a session we did not see it under
+				continue
+			}
+			return &entry{dir: q.dir, name: path.Base(p), sid: sid}, nil
+		case errors.Is(err, zk.ErrNoNode):
+			if err := q.mkdirs(q.dir); err != nil && !isConnErr(err) {
+				return nil, fmt.Errorf("zklock: create parents of %s: %w", q.dir, err)
+			}
+		case isConnErr(err):
+			ambiguous = true
+			attempt = q.backoff(ctx, attempt)
+		case errors.Is(err, zk.ErrSessionExpired):
+			attempt = q.backoff(ctx, attempt) // the node, if any, died with the session
+		default:
+			return nil, fmt.Errorf("zklock: create in %s: %w", q.dir, err)
+		}
+	}
+}
+
+func (q *queue) backoff(ctx context.Context, attempt int) int {
+	_ = q.s.cfg.retry.sleep(ctx, attempt)
+	return attempt + 1
+}
+
+// find looks for our protected prefix after an ambiguous create.
+func (q *queue) find(prefix string, sid int64) (*entry, error) {
+	children, _, err := q.s.conn.Children(q.dir)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range children {
+		if len(name) <= len(prefix) || name[:len(prefix)] != prefix {
+			continue
+		}
+		e := &entry{dir: q.dir, name: name, sid: sid}
+		ok, stat, err := q.s.conn.Exists(e.node())
+		if err != nil {
+			return nil, err
+		}
+		if ok && stat.EphemeralOwner == sid {
+			return e, nil
+		}
+		if ok {
+			q.s.cleaner.deleteNode(e.node(), stat.EphemeralOwner)
+		}
+	}
+	return nil, nil
+}
+
+// mkdirs creates dir and its missing ancestors as CONTAINER nodes with empty
+// data, as Curator's creatingParentContainersIfNeeded does.
+func (q *queue) mkdirs(dir string) error {
+	if dir == "/" {
+		return nil
+	}
+	_, err := q.s.conn.CreateContainer(dir, []byte{}, zk.FlagContainer, q.cfg.acl)
+	if errors.Is(err, zk.ErrNoNode) {
+		if err := q.mkdirs(path.Dir(dir)); err != nil {
+			return err
+		}
+		_, err = q.s.conn.CreateContainer(dir, []byte{}, zk.FlagContainer, q.cfg.acl)
+	}
+	if err == nil || errors.Is(err, zk.ErrNodeExists) {
+		return nil
+	}
+	return err
+}
+
+// wait lists the queue until our node holds, watching one node at a time.
+func (q *queue) wait(ctx context.Context, e *entry, try bool) error {
+	for attempt := 0; ; {
+		state, sid, _ := q.s.snapshot()
+		switch {
+		case state == StateClosed:
+			return ErrClosed
+		case state == StateExpired || sid != e.sid:
+			return ErrSessionExpired
+		}
+		children, _, err := q.s.conn.Children(e.dir)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			if !isConnErr(err) {
+				return fmt.Errorf("zklock: list %s: %w", e.dir, err)
+			}
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			attempt = q.backoff(ctx, attempt)
+			continue
+		}
+		cs := sortContenders(children)
+		ours := indexOf(cs, e.name)
+		if ours < 0 {
+			if _, now, _ := q.s.snapshot(); now != e.sid {
+				return ErrSessionExpired
+			}
+			return fmt.Errorf("%w: %s", ErrNodeGone, e.node())
+		}
+		holds, w := q.decide(cs, ours)
+		if holds {
+			return nil
+		}
+		if try {
+			return ErrLocked
+		}
+		jump := q.jump && w == 0 && ours == 1
+		held, err := q.watch(ctx, e, e.dir+"/"+cs[w].name, jump)
+		if err != nil || held {
+			return err
+		}
+	}
+}
+
+// watch waits for the node at p to go. It returns true when that makes our
+// node the holder by the jump rule, false when the queue must be listed
+// again (the node went, a watch was lost, the session changed).
+func (q *queue) watch(ctx context.Context, e *entry, p string, jump bool) (bool, error) {
+	for {
+		_, _, changed := q.s.snapshot()
+		_, _, ch, err := q.s.conn.GetW(p)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return q.jumped(e, jump), nil
+		case err != nil:
+			return false, nil // listing again reports or retries the error
+		}
+	wait:
+		for {
+			select {
+			case ev := <-ch:
+				switch ev.Type {
+				case zk.EventNodeDeleted:
+					return q.jumped(e, jump), nil
+				case zk.EventNodeDataChanged, zk.EventNodeCreated:
+					break wait // re-arm the watch on the same node
+				default:
+					return false, nil
+				}
+			case <-changed:
+				var state State
+				state, _, changed = q.s.snapshot()
+				if state != StateSuspended {
+					// Reconnected (go-zookeeper may have failed to re-arm
+					// our watch), expired or closed: list again.
+					return false, nil
+				}
+			case <-ctx.Done():
+				return false, context.Cause(ctx)
+			}
+		}
+	}
+}
+
+// jumped applies the jump rule once the watched node went, provided our
+// session is still the one that created our node.
+func (q *queue) jumped(e *entry, jump bool) bool {
+	if !jump {
+		return false
+	}
+	state, sid, _ := q.s.snapshot()
+	return state != StateExpired && state != StateClosed && sid == e.sid
+}
+
+// abandon deletes a node we no longer want: now if connected, otherwise in
+// the background until it succeeds or the session is gone.
+func (s *Session) abandon(node string, sid int64) {
+	if state, now, _ := s.snapshot(); state == StateConnected && now == sid {
+		if err := ignoreNoNode(s.conn.Delete(node, -1)); err == nil || !isConnErr(err) {
+			return
+		}
+	}
+	s.cleaner.deleteNode(node, sid)
+}
