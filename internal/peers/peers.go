@@ -1,0 +1,512 @@
+// Package peers runs real Apache Curator 5.4 (Java) and kazoo 2.8 (Python)
+// lock clients as child processes and drives them from Go tests, so that the
+// zklock recipes can be checked for wire compatibility against the real thing.
+//
+// A peer is one process with one ZooKeeper session. It reads one command per
+// line and answers each command with exactly one line, in order:
+//
+//	ok [TEXT]        success; Do returns TEXT
+//	err MESSAGE      failure; Do returns an error carrying MESSAGE
+//
+// Things that happen later are reported as
+//
+//	event NAME KIND [ARG]
+//
+// and collected by WaitEvent. NAME is a caller-chosen object name (no
+// spaces). Blocking work (acquire, leadership) runs on a thread of its own
+// in the peer, so the command loop always answers promptly.
+//
+// Curator peer (Curator):
+//
+//	mutex NAME PATH              InterProcessMutex
+//	rwread NAME PATH             read half of the InterProcessReadWriteLock on PATH
+//	rwwrite NAME PATH            write half; both halves of one PATH in one peer share
+//	                             one lock object and one thread, so a write holder can
+//	                             take the read half (Curator's downgrade is per thread);
+//	                             make halves contend from different peers
+//	semmutex NAME PATH           InterProcessSemaphoreMutex
+//	semaphore NAME PATH N        InterProcessSemaphoreV2 with N leases (one lease per NAME)
+//	multi NAME P1,P2,...         InterProcessMultiLock over InterProcessMutex paths
+//	acquire NAME [TIMEOUT_MS]    ok at once; later one of
+//	                               event NAME acquired [NODE_PATH]
+//	                               event NAME timeout
+//	                               event NAME error MESSAGE
+//	                             NODE_PATH is the full lock node path (mutex, rw
+//	                             halves) or lease node path (semmutex, semaphore);
+//	                             it is omitted for multi.
+//	release NAME                 ok once released; err while an acquire of NAME (or of
+//	                             the other half of its rw PATH) is pending
+//	revocable NAME               makeRevocable on a mutex or rw half (before acquire);
+//	                             a revocation request prints event NAME revoke-requested
+//	                             and does not release anything
+//	revoke NODE_PATH             Revoker.attemptRevoke
+//	participants NAME            ok n1,n2,... (getParticipantNodes order; for a
+//	                             semaphore the lease node names; for a leader the ids)
+//	leader NAME PATH ID          LeaderSelector with setId(ID), no autoRequeue,
+//	                             started; event NAME leader when takeLeadership
+//	                             starts, event NAME notleader when it returns
+//	resign NAME                  ends the leadership (err if not leader)
+//	leaderid NAME                ok ID of the current leader
+//	quit                         closes everything, answers ok, exits 0 (EOF too)
+//
+// kazoo peer (Kazoo): lock NAME PATH [EXTRA], readlock NAME PATH [EXTRA],
+// writelock NAME PATH [EXTRA] (kazoo Lock, ReadLock, WriteLock; EXTRA is a
+// comma-separated extra_lock_patterns list or "-" for none; the identifier
+// is NAME), acquire, release and quit as above (the acquired event carries
+// the full node path), and contenders NAME (ok id1,id2,...).
+//
+// The peers need javac, java and the Debian Curator 5.4 jars, and
+// /usr/bin/python3 with python3-kazoo 2.8; `make deps` installs them.
+package peers
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	_ "embed" // peer sources
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+//go:embed java/CuratorPeer.java
+var curatorSource []byte
+
+//go:embed kazoo_peer.py
+var kazooSource []byte
+
+const (
+	// JarDir holds the Debian Curator, ZooKeeper and support jars.
+	JarDir = "/usr/share/java"
+	// Python is the interpreter that has Debian's python3-kazoo.
+	Python = "/usr/bin/python3"
+
+	replyTimeout = 30 * time.Second // Do
+	startTimeout = 60 * time.Second // process start until "ready"
+	eventTimeout = 60 * time.Second // WaitEvent when ctx has no deadline
+	closeTimeout = 10 * time.Second // quit until exit, then SIGKILL
+)
+
+// curatorJars is the class path of the Curator peer. The jars' manifests
+// pull in the rest (netty, jackson, ...).
+var curatorJars = []string{
+	"curator-recipes.jar", "curator-framework.jar", "curator-client.jar",
+	"zookeeper.jar", "zookeeper-jute.jar", "guava.jar", "slf4j-api.jar", "slf4j-nop.jar",
+}
+
+// Event is one "event NAME KIND [ARG]" line of a peer.
+type Event struct {
+	Name string // object name
+	Kind string // acquired, timeout, error, leader, notleader, revoke-requested
+	Arg  string // node path for acquired (may be empty), message for error
+}
+
+func (e Event) String() string {
+	return strings.TrimSpace(e.Name + " " + e.Kind + " " + e.Arg)
+}
+
+// outcomes are the mutually exclusive results of one acquire.
+var outcomes = map[string]bool{"acquired": true, "timeout": true, "error": true}
+
+// Peer is one running Curator or kazoo process.
+type Peer struct {
+	label  string // "curator" or "kazoo", plus pid
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr *tail
+
+	doMu    sync.Mutex  // one command in flight at a time
+	replies chan string // ok/err lines
+	ready   chan struct{}
+	done    chan struct{} // closed once stdout hit EOF and the process was reaped
+	exitErr error         // valid after done
+
+	mu         sync.Mutex
+	events     []Event       // not yet consumed by WaitEvent
+	changed    chan struct{} // closed and replaced whenever events grows
+	broken     error         // set when a reply timed out: replies are out of step
+	transcript *tail
+
+	closeOnce sync.Once
+}
+
+// Curator starts a Curator 5.4 peer connected to connect. The peer source is
+// compiled once per test binary (cached under os.TempDir). It fails the test,
+// naming `make deps`, if Java or the jars are missing.
+func Curator(t testing.TB, connect string, sessionTimeout time.Duration) *Peer {
+	t.Helper()
+	classes, err := curatorClasses()
+	if err != nil {
+		t.Fatalf("peers: cannot build the Curator peer: %v\n(install the interop test dependencies with `make deps`)", err)
+	}
+	java, err := exec.LookPath("java")
+	if err != nil {
+		t.Fatalf("peers: java not found: %v\n(install the interop test dependencies with `make deps`)", err)
+	}
+	return start(t, "curator", java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		"-cp", classes+string(os.PathListSeparator)+classPath(),
+		"CuratorPeer", connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
+}
+
+// Kazoo starts a kazoo 2.8 peer (Python) connected to connect. It fails the
+// test, naming `make deps`, if /usr/bin/python3 cannot import kazoo.
+func Kazoo(t testing.TB, connect string, sessionTimeout time.Duration) *Peer {
+	t.Helper()
+	script, err := kazooScript()
+	if err != nil {
+		t.Fatalf("peers: cannot prepare the kazoo peer: %v\n(install the interop test dependencies with `make deps`)", err)
+	}
+	return start(t, "kazoo", Python, "-u", script, connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
+}
+
+func start(t testing.TB, kind string, argv ...string) *Peer {
+	t.Helper()
+	p := &Peer{
+		label:      kind,
+		stderr:     newTail(64 << 10),
+		transcript: newTail(32 << 10),
+		replies:    make(chan string, 64),
+		ready:      make(chan struct{}),
+		done:       make(chan struct{}),
+		changed:    make(chan struct{}),
+	}
+	p.cmd = exec.Command(argv[0], argv[1:]...)
+	p.cmd.SysProcAttr = sysProcAttr()
+	p.cmd.Stderr = p.stderr
+	stdin, err := p.cmd.StdinPipe()
+	if err != nil {
+		t.Fatalf("peers: %v", err)
+	}
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatalf("peers: %v", err)
+	}
+	p.stdin = stdin
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("peers: start %s peer: %v", kind, err)
+	}
+	p.label = fmt.Sprintf("%s peer (pid %d)", kind, p.cmd.Process.Pid)
+	go p.readLoop(stdout)
+	t.Cleanup(func() {
+		p.Close()
+		if t.Failed() {
+			t.Logf("%s transcript:\n%s\n%s stderr:\n%s", p.label, p.transcript, p.label, p.stderr)
+		}
+	})
+
+	timer := time.NewTimer(startTimeout)
+	defer timer.Stop()
+	select {
+	case <-p.ready:
+		return p
+	case <-p.done:
+		t.Fatalf("peers: %s exited before it was ready: %v\nstderr:\n%s", p.label, p.exitErr, p.stderr)
+	case <-timer.C:
+		t.Fatalf("peers: %s not ready after %v\nstderr:\n%s", p.label, startTimeout, p.stderr)
+	}
+	return nil
+}
+
+// readLoop sorts the peer's stdout lines until EOF, then reaps the process.
+func (p *Peer) readLoop(stdout io.Reader) {
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		p.transcript.WriteString("< " + line + "\n")
+		switch {
+		case line == "ready":
+			select {
+			case <-p.ready:
+			default:
+				close(p.ready)
+			}
+		case strings.HasPrefix(line, "event "):
+			f := strings.SplitN(line, " ", 4)
+			e := Event{Name: f[1]}
+			if len(f) > 2 {
+				e.Kind = f[2]
+			}
+			if len(f) > 3 {
+				e.Arg = f[3]
+			}
+			p.mu.Lock()
+			p.events = append(p.events, e)
+			close(p.changed)
+			p.changed = make(chan struct{})
+			p.mu.Unlock()
+		case line == "ok" || strings.HasPrefix(line, "ok ") || strings.HasPrefix(line, "err"):
+			select {
+			case p.replies <- line:
+			default: // nobody will read it: the peer is already marked broken
+			}
+		}
+	}
+	_, _ = io.Copy(io.Discard, stdout)
+	p.exitErr = p.cmd.Wait()
+	close(p.done)
+}
+
+// Do sends one command and waits (at most 30s) for its reply. It returns the
+// text after "ok", or an error for "err ...", a dead peer or a timeout.
+func (p *Peer) Do(cmd string) (string, error) {
+	if strings.ContainsAny(cmd, "\r\n") {
+		return "", fmt.Errorf("peers: command %q spans lines", cmd)
+	}
+	p.doMu.Lock()
+	defer p.doMu.Unlock()
+	p.mu.Lock()
+	broken := p.broken
+	p.mu.Unlock()
+	if broken != nil {
+		return "", broken
+	}
+	p.transcript.WriteString("> " + cmd + "\n")
+	if _, err := io.WriteString(p.stdin, cmd+"\n"); err != nil {
+		return "", fmt.Errorf("peers: %s: send %q: %w%s", p.label, cmd, err, p.exitNote())
+	}
+	timer := time.NewTimer(replyTimeout)
+	defer timer.Stop()
+	var line string
+	select {
+	case line = <-p.replies:
+	case <-p.done:
+		select {
+		case line = <-p.replies:
+		default:
+			return "", fmt.Errorf("peers: %s: %q: no reply%s", p.label, cmd, p.exitNote())
+		}
+	case <-timer.C:
+		err := fmt.Errorf("peers: %s: %q: no reply within %v", p.label, cmd, replyTimeout)
+		p.mu.Lock()
+		p.broken = err
+		p.mu.Unlock()
+		return "", err
+	}
+	if msg, ok := strings.CutPrefix(line, "err"); ok {
+		return "", fmt.Errorf("peers: %s: %q: %s", p.label, cmd, strings.TrimSpace(msg))
+	}
+	return strings.TrimSpace(strings.TrimPrefix(line, "ok")), nil
+}
+
+// Must is Do that fails the test on error. Call it from the test goroutine.
+func (p *Peer) Must(t testing.TB, cmd string) string {
+	t.Helper()
+	out, err := p.Do(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// WaitEvent returns the next event of the given kind for object name,
+// leaving other events buffered. acquired, timeout and error are the
+// mutually exclusive outcomes of one acquire: while waiting for one of them,
+// a different outcome for name is consumed and returned with an error, so a
+// test fails at once instead of at its deadline. The wait ends with ctx
+// (60s if ctx has no deadline) or when the peer exits.
+func (p *Peer) WaitEvent(ctx context.Context, name, kind string) (Event, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, eventTimeout)
+		defer cancel()
+	}
+	for {
+		p.mu.Lock()
+		for i, e := range p.events {
+			if e.Name != name || (e.Kind != kind && !(outcomes[kind] && outcomes[e.Kind])) {
+				continue
+			}
+			p.events = append(p.events[:i:i], p.events[i+1:]...)
+			p.mu.Unlock()
+			if e.Kind != kind {
+				return e, fmt.Errorf("peers: %s: waiting for %s %s, got %q", p.label, name, kind, e)
+			}
+			return e, nil
+		}
+		changed := p.changed
+		pending := append([]Event(nil), p.events...)
+		p.mu.Unlock()
+
+		select {
+		case <-changed:
+		case <-p.done:
+			p.mu.Lock()
+			grew := len(p.events) != len(pending)
+			p.mu.Unlock()
+			if !grew {
+				return Event{}, fmt.Errorf("peers: %s: waiting for %s %s%s", p.label, name, kind, p.exitNote())
+			}
+		case <-ctx.Done():
+			return Event{}, fmt.Errorf("peers: %s: waiting for %s %s: %w (unconsumed events: %v)",
+				p.label, name, kind, ctx.Err(), pending)
+		}
+	}
+}
+
+// Buffered returns the events received but not yet consumed by WaitEvent.
+func (p *Peer) Buffered() []Event {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Event(nil), p.events...)
+}
+
+// Kill SIGKILLs the process and waits for it to be reaped. Its ZooKeeper
+// session is not closed, so it expires on the server after the session
+// timeout.
+func (p *Peer) Kill() {
+	_ = p.cmd.Process.Kill()
+	p.waitDone(closeTimeout)
+}
+
+// Close asks the peer to quit (closing its session), waits up to 10s, and
+// kills it if it is still running. It is idempotent; t.Cleanup calls it.
+func (p *Peer) Close() {
+	p.closeOnce.Do(func() {
+		_ = p.stdin.Close() // EOF: the peer closes everything and exits
+		if !p.waitDone(closeTimeout) {
+			_ = p.cmd.Process.Kill()
+			p.waitDone(closeTimeout)
+		}
+	})
+}
+
+// Pid is the peer's process id.
+func (p *Peer) Pid() int { return p.cmd.Process.Pid }
+
+func (p *Peer) waitDone(d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-p.done:
+		return true
+	case <-timer.C:
+		return false
+	}
+}
+
+// exitNote describes a finished process; "" while it runs.
+func (p *Peer) exitNote() string {
+	select {
+	case <-p.done:
+		return fmt.Sprintf("; peer exited (%v); stderr:\n%s", p.exitErr, p.stderr)
+	default:
+		return ""
+	}
+}
+
+func classPath() string {
+	parts := make([]string, len(curatorJars))
+	for i, j := range curatorJars {
+		parts[i] = filepath.Join(JarDir, j)
+	}
+	return strings.Join(parts, string(os.PathListSeparator))
+}
+
+var curatorClasses = sync.OnceValues(func() (string, error) {
+	for _, j := range curatorJars {
+		if _, err := os.Stat(filepath.Join(JarDir, j)); err != nil {
+			return "", fmt.Errorf("missing jar: %w", err)
+		}
+	}
+	javac, err := exec.LookPath("javac")
+	if err != nil {
+		return "", fmt.Errorf("javac not found: %w", err)
+	}
+	cp := classPath()
+	dir := filepath.Join(os.TempDir(), "zklock-curator-peer-"+digest(curatorSource, []byte(cp)))
+	if _, err := os.Stat(filepath.Join(dir, "CuratorPeer.class")); err == nil {
+		return dir, nil
+	}
+	tmp, err := os.MkdirTemp(os.TempDir(), "zklock-curator-peer-build-")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	src := filepath.Join(tmp, "CuratorPeer.java")
+	if err := os.WriteFile(src, curatorSource, 0o600); err != nil {
+		return "", err
+	}
+	classes := filepath.Join(tmp, "classes")
+	out, err := exec.Command(javac, "-encoding", "UTF-8", "-Xlint:-path", "-cp", cp, "-d", classes, src).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("javac: %w\n%s", err, out)
+	}
+	// Another test binary may have won the race; its result is as good.
+	if err := os.Rename(classes, dir); err != nil {
+		if _, statErr := os.Stat(filepath.Join(dir, "CuratorPeer.class")); statErr != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+})
+
+var kazooScript = sync.OnceValues(func() (string, error) {
+	if out, err := exec.Command(Python, "-c", "import kazoo.recipe.lock").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s cannot import kazoo: %w\n%s", Python, err, out)
+	}
+	path := filepath.Join(os.TempDir(), "zklock-kazoo-peer-"+digest(kazooSource)+".py")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	f, err := os.CreateTemp(os.TempDir(), "zklock-kazoo-peer-*.py")
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(kazooSource)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path) // atomic; a concurrent writer wrote the same bytes
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return "", err
+	}
+	return path, nil
+})
+
+func digest(parts ...[]byte) string {
+	h := sha256.New()
+	for _, b := range parts {
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func newTail(max int) *tail { return &tail{max: max} }
+
+func (b *tail) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - b.max; over > 0 {
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tail) WriteString(s string) { _, _ = b.Write([]byte(s)) }
+
+func (b *tail) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
