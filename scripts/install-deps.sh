@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs what zklock's tests need, only if something is missing:
+#   zookeeper               ZooKeeper 3.8 server jars (zktest starts them)
+#   default-jdk-headless    java, unless a java is already on PATH
+#   libcurator-recipes-java Apache Curator, for wire-compatibility tests
+#   python3-kazoo           kazoo, for wire-compatibility tests
+# Idempotent: a machine that has everything is left untouched (no apt-get
+# update). Supported on Debian and Ubuntu, as root (or with passwordless
+# sudo). Elsewhere it explains what to install and exits 1.
+set -euo pipefail
+
+installed() {
+	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+missing=()
+if ! installed zookeeper || [ ! -f /usr/share/java/zookeeper.jar ]; then
+	missing+=(zookeeper)
+fi
+if ! command -v java >/dev/null 2>&1; then
+	missing+=(default-jdk-headless)
+fi
+for p in libcurator-recipes-java python3-kazoo; do
+	installed "$p" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: ZooKeeper, Java, Curator and kazoo are already installed"
+	exit 0
+fi
+
+if [ ! -r /etc/debian_version ] || ! command -v apt-get >/dev/null 2>&1; then
+	cat >&2 <<MSG
+install-deps: this is not a Debian/Ubuntu machine; missing: ${missing[*]}
+Install ZooKeeper 3.8 and Java 11+ yourself, then either
+  - set ZKTEST_CLASSPATH to the server's jars (e.g. '/opt/zookeeper/lib/*'), or
+  - point the tests at a running ensemble: ZK_SERVERS=127.0.0.1:2181 go test ./...
+MSG
+	exit 1
+fi
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+		sudo=(sudo -n)
+	else
+		echo "install-deps: missing ${missing[*]}; run as root: sudo $0" >&2
+		exit 1
+	fi
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update
+"${sudo[@]}" apt-get install -y "${missing[@]}"

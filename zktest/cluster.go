@@ -1,0 +1,237 @@
+package zktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// Errors returned by Cluster methods; test them with errors.Is.
+var (
+	// ErrUnsupported: the backend cannot do this (fault controls against
+	// ZK_SERVERS or docker). It also matches errors.ErrUnsupported.
+	ErrUnsupported = fmt.Errorf("zktest: not supported by this backend: %w", errors.ErrUnsupported)
+	// ErrNotRunning: the member is stopped or killed.
+	ErrNotRunning = errors.New("zktest: server is not running")
+	// ErrNoLeader: no live member reports Mode: leader (election under way,
+	// or no quorum).
+	ErrNoLeader = errors.New("zktest: no leader")
+	// ErrUnknownSession: Expire was given a session id that no zktest
+	// dialer or proxy of this Cluster has seen established.
+	ErrUnknownSession = errors.New("zktest: session credentials not recorded")
+	// ErrNoSession: the server no longer knows the session (it already
+	// expired or was closed).
+	ErrNoSession = errors.New("zktest: session is not live on the server")
+)
+
+// Environment variables that select a backend.
+const (
+	// EnvServers ("ZK_SERVERS", e.g. "10.0.0.1:2181,10.0.0.2:2181") makes
+	// Start and StartEnsemble return a Cluster over that existing ensemble.
+	EnvServers = "ZK_SERVERS"
+	// EnvBackend ("ZKTEST_BACKEND") is "local" (default) or "docker".
+	EnvBackend = "ZKTEST_BACKEND"
+)
+
+// controller is implemented by backends that control server processes.
+type controller interface {
+	kill(i int) error
+	stop(i int) error
+	start(i int) error
+	pause(i int) error
+	resume(i int) error
+	live(i int) bool // started and not paused: expected to answer
+	name() string
+}
+
+// Cluster is a ZooKeeper standalone server or ensemble for one test. All
+// methods are safe for concurrent use. Servers are stopped by the test's
+// cleanup, also when the test fails or panics.
+type Cluster struct {
+	cfg     config
+	servers []string
+	book    *sessionBook
+	ctl     controller // nil: no fault control (ZK_SERVERS)
+	backend string
+	dirs    []string // per-member directories (local backend)
+}
+
+// Start starts a standalone ZooKeeper server (or WithServers(n) servers)
+// and returns when it serves requests. It fails the test (t.Fatal, so it
+// must be called from the test's goroutine) when the servers cannot be
+// started within the start timeout; when java or ZooKeeper is missing the
+// message says to run `make deps` (scripts/install-deps.sh).
+//
+// The backend is chosen by the environment: ZK_SERVERS=host:port,... uses
+// that existing ensemble (options other than the start timeout are then
+// ignored, and fault controls return ErrUnsupported); ZKTEST_BACKEND=docker
+// uses containers (build tag zktest_docker); otherwise local java
+// processes on 127.0.0.1 with free ports and a fresh data directory under
+// t.TempDir().
+func Start(t testing.TB, opts ...Option) *Cluster {
+	t.Helper()
+	return start(t, 1, opts)
+}
+
+// StartEnsemble is Start with 3 servers unless WithServers says otherwise.
+func StartEnsemble(t testing.TB, opts ...Option) *Cluster {
+	t.Helper()
+	return start(t, 3, opts)
+}
+
+func start(t testing.TB, n int, opts []Option) *Cluster {
+	t.Helper()
+	cfg := defaultConfig(n)
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.servers < 1 {
+		t.Fatalf("zktest: WithServers(%d): need at least 1 server", cfg.servers)
+	}
+	if list := os.Getenv(EnvServers); list != "" {
+		return startExternal(t, cfg, list)
+	}
+	switch b := os.Getenv(EnvBackend); b {
+	case "", "local":
+		return startLocal(t, cfg)
+	case "docker":
+		return startDocker(t, cfg)
+	default:
+		t.Fatalf("zktest: %s=%q: want \"local\" or \"docker\"", EnvBackend, b)
+		return nil
+	}
+}
+
+// Size returns the number of servers.
+func (c *Cluster) Size() int { return len(c.servers) }
+
+// Servers returns each member's client address ("127.0.0.1:port" for the
+// local backend), in index order. The addresses do not change when a
+// member is restarted.
+func (c *Cluster) Servers() []string { return append([]string(nil), c.servers...) }
+
+// ConnectString returns all members' addresses, comma-separated, as Java
+// and Python clients expect.
+func (c *Cluster) ConnectString() string { return strings.Join(c.servers, ",") }
+
+// Backend returns "local", "external" (ZK_SERVERS) or "docker".
+func (c *Cluster) Backend() string { return c.backend }
+
+// DataDir returns member i's directory (its zoo.cfg and data/), or "" when
+// the backend has no local directory. It is never wiped between restarts.
+func (c *Cluster) DataDir(i int) string {
+	if i < 0 || i >= len(c.dirs) {
+		return ""
+	}
+	return c.dirs[i]
+}
+
+// RequireFaults skips the test (t.Skip) unless the backend supports Kill,
+// Stop, Start, Restart, Pause, Resume and Leader.
+func (c *Cluster) RequireFaults(t testing.TB) {
+	t.Helper()
+	if c.ctl == nil {
+		t.Skipf("zktest: this test injects server faults, which the %s backend (%s=%s) cannot do", c.backend, EnvServers, c.ConnectString())
+	}
+}
+
+func (c *Cluster) control(i int) (controller, error) {
+	if c.ctl == nil {
+		return nil, fmt.Errorf("%w (%s backend)", ErrUnsupported, c.backend)
+	}
+	if i < 0 || i >= len(c.servers) {
+		return nil, fmt.Errorf("zktest: server index %d out of range [0,%d)", i, len(c.servers))
+	}
+	return c.ctl, nil
+}
+
+// Kill sends SIGKILL to member i and waits until the process is gone. Its
+// data directory is kept. It returns ErrNotRunning if i is not running.
+func (c *Cluster) Kill(i int) error {
+	ctl, err := c.control(i)
+	if err != nil {
+		return err
+	}
+	return ctl.kill(i)
+}
+
+// Stop sends SIGTERM to member i (resuming it first if paused) and waits
+// for it to exit, escalating to SIGKILL after 10s.
+func (c *Cluster) Stop(i int) error {
+	ctl, err := c.control(i)
+	if err != nil {
+		return err
+	}
+	return ctl.stop(i)
+}
+
+// Start starts member i again, with its old port and data directory, and
+// waits until the ensemble serves (every live member reports a Mode in
+// `srvr`), bounded by the start timeout. If fewer than a majority of the
+// members are then running, the ensemble cannot serve, and Start returns
+// as soon as the process answers `ruok`. Starting a running member is an
+// error.
+func (c *Cluster) Start(i int) error {
+	ctl, err := c.control(i)
+	if err != nil {
+		return err
+	}
+	if err := ctl.start(i); err != nil {
+		return err
+	}
+	live := 0
+	for j := range c.servers {
+		if ctl.live(j) {
+			live++
+		}
+	}
+	if live <= len(c.servers)/2 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.startTimeout)
+	defer cancel()
+	return c.WaitServing(ctx)
+}
+
+// Restart stops member i (if running) and starts it again (see Stop, Start).
+func (c *Cluster) Restart(i int) error {
+	if err := c.Stop(i); err != nil && !errors.Is(err, ErrNotRunning) {
+		return err
+	}
+	return c.Start(i)
+}
+
+// Pause sends SIGSTOP to member i: it keeps its sockets open but answers
+// nothing, like a long GC pause. Pausing a paused member does nothing.
+func (c *Cluster) Pause(i int) error {
+	ctl, err := c.control(i)
+	if err != nil {
+		return err
+	}
+	return ctl.pause(i)
+}
+
+// Resume sends SIGCONT to a paused member i. It does not wait for the member
+// to rejoin the ensemble; call WaitServing for that.
+func (c *Cluster) Resume(i int) error {
+	ctl, err := c.control(i)
+	if err != nil {
+		return err
+	}
+	return ctl.resume(i)
+}
+
+// liveMembers returns the indexes expected to answer: all of them without
+// fault control, else the started, unpaused ones.
+func (c *Cluster) liveMembers() []int {
+	var out []int
+	for i := range c.servers {
+		if c.ctl == nil || c.ctl.live(i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}

@@ -1,0 +1,13 @@
+//go:build !zktest_docker
+
+package zktest
+
+import "testing"
+
+// startDocker without the zktest_docker build tag: the docker backend (and
+// its testcontainers-go dependency) is not compiled in.
+func startDocker(t testing.TB, _ config) *Cluster {
+	t.Helper()
+	t.Skipf("zktest: %s=docker needs the build tag zktest_docker (go test -tags zktest_docker ./...) and a Docker engine; unset it to use local ZooKeeper processes", EnvBackend)
+	return nil
+}

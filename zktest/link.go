@@ -1,0 +1,186 @@
+package zktest
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zklock/zklock/internal/wire"
+)
+
+// link is one client connection through the proxy and its upstream.
+type link struct {
+	client net.Conn
+	mu     sync.Mutex
+	server net.Conn
+	done   chan struct{}
+	once   sync.Once
+
+	dropArmed atomic.Bool
+	dropXid   atomic.Int32
+}
+
+func (l *link) close() {
+	l.once.Do(func() {
+		close(l.done)
+		l.client.Close()
+		l.mu.Lock()
+		if l.server != nil {
+			l.server.Close()
+		}
+		l.mu.Unlock()
+	})
+}
+
+// setServer attaches the upstream; false if the link closed meanwhile.
+func (l *link) setServer(s net.Conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case <-l.done:
+		s.Close()
+		return false
+	default:
+		l.server = s
+		return true
+	}
+}
+
+func (p *Proxy) acceptLoop(ln net.Listener, member int) {
+	defer p.wg.Done()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return // listener closed
+		}
+		l := &link{client: conn, done: make(chan struct{})}
+		p.mu.Lock()
+		select {
+		case <-p.closed:
+			p.mu.Unlock()
+			conn.Close()
+			return
+		default:
+		}
+		p.links[l] = struct{}{}
+		p.wg.Add(1)
+		p.mu.Unlock()
+		go p.serve(l, member)
+	}
+}
+
+// waitGate blocks while the proxy is blackholed; false if the link or the
+// proxy closed meanwhile.
+func (p *Proxy) waitGate(l *link) bool {
+	p.mu.Lock()
+	g := p.gate
+	p.mu.Unlock()
+	select {
+	case <-g:
+		return true
+	case <-l.done:
+		return false
+	case <-p.closed:
+		return false
+	}
+}
+
+func (p *Proxy) serve(l *link, member int) {
+	defer p.wg.Done()
+	defer func() {
+		l.close()
+		p.mu.Lock()
+		delete(p.links, l)
+		p.mu.Unlock()
+	}()
+	if !p.waitGate(l) { // blackholed: accept but never answer
+		return
+	}
+	s, err := net.DialTimeout("tcp", p.c.servers[member], 5*time.Second)
+	if err != nil || !l.setServer(s) {
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); p.pipe(l, l.client, s, true) }()
+	go func() { defer wg.Done(); p.pipe(l, s, l.client, false) }()
+	wg.Wait()
+}
+
+// pipe forwards frames from src to dst until either side closes. A reader
+// goroutine keeps reading src into a queue, so a blackholed link still
+// notices nothing and loses nothing; this goroutine delivers the queue
+// whenever the gate is open, inspecting each frame on the way.
+func (p *Proxy) pipe(l *link, src, dst net.Conn, toServer bool) {
+	frames := make(chan []byte, 256)
+	var rwg sync.WaitGroup
+	rwg.Add(1)
+	go func() {
+		defer rwg.Done()
+		defer close(frames)
+		for {
+			f, err := wire.ReadFrame(src, wire.DefaultMaxFrame)
+			if err != nil {
+				return
+			}
+			select {
+			case frames <- f:
+			case <-l.done:
+				return
+			}
+		}
+	}()
+	defer rwg.Wait()
+	defer l.close() // unblocks the reader before rwg.Wait
+	first := true
+	for f := range frames {
+		if !p.waitGate(l) {
+			return
+		}
+		if toServer {
+			p.sawRequest(l, f, first)
+		} else if p.sawReply(l, f, first) {
+			return // dropped reply: close the link now
+		}
+		first = false
+		if err := wire.WriteFrame(dst, f); err != nil {
+			return
+		}
+	}
+	// src closed: pass the close on only when a partition would let it.
+	p.waitGate(l)
+}
+
+// sawRequest counts a client frame and arms the reply drop for a create.
+func (p *Proxy) sawRequest(l *link, f []byte, first bool) {
+	op := wire.OpCreateSession
+	if !first {
+		h, err := wire.ParseRequestHeader(f)
+		if err != nil {
+			return
+		}
+		op = h.Type
+		if wire.IsCreate(op) && p.dropCreate.CompareAndSwap(true, false) {
+			l.dropXid.Store(h.Xid)
+			l.dropArmed.Store(true)
+		}
+	}
+	p.mu.Lock()
+	p.counts[op]++
+	p.mu.Unlock()
+}
+
+// sawReply records session credentials from the handshake and reports
+// whether f is the reply to drop.
+func (p *Proxy) sawReply(l *link, f []byte, first bool) bool {
+	if first {
+		p.c.book.recordPayload(f)
+		return false
+	}
+	if !l.dropArmed.Load() {
+		return false
+	}
+	h, err := wire.ParseReplyHeader(f)
+	return err == nil && h.Xid == l.dropXid.Load()
+}

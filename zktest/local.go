@@ -1,0 +1,276 @@
+package zktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// localBackend runs each member as a java process on 127.0.0.1.
+type localBackend struct {
+	cfg     *config
+	js      javaSetup
+	dir     string // cluster directory, the -Dzktest.dir marker
+	members []*member
+}
+
+type member struct {
+	mu     sync.Mutex
+	idx    int
+	dir    string
+	cfg    string // zoo.cfg path
+	addr   string // client address
+	args   []string
+	proc   *process // nil when not running
+	paused bool
+}
+
+var errPortClash = errors.New("zktest: a server could not bind its port")
+
+func startLocal(t testing.TB, cfg config) *Cluster {
+	t.Helper()
+	js, err := findJava()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if killed := reapOrphans(); len(killed) > 0 {
+		t.Logf("zktest: killed orphaned ZooKeeper servers %v left by exited test binaries", killed)
+	}
+	// TempDir before Cleanup: cleanups run last-in first-out, so the
+	// servers are dead before the directory is removed.
+	lb := &localBackend{cfg: &cfg, js: js, dir: t.TempDir()}
+	t.Cleanup(func() { lb.shutdown(t) })
+	for attempt := 1; ; attempt++ {
+		servers, err := lb.boot()
+		if err == nil {
+			c := &Cluster{cfg: cfg, servers: servers, book: newSessionBook(), ctl: lb, backend: "local"}
+			for _, m := range lb.members {
+				c.dirs = append(c.dirs, m.dir)
+			}
+			return c
+		}
+		if !errors.Is(err, errPortClash) || attempt == 3 {
+			t.Fatalf("zktest: start %d ZooKeeper server(s) (attempt %d): %v", cfg.servers, attempt, err)
+		}
+		t.Logf("zktest: port clash, retrying with new ports: %v", err)
+	}
+}
+
+// boot picks ports, writes fresh configs and starts every member, then
+// waits until the ensemble serves. On failure every started member is
+// killed and the error wraps errPortClash if a bind failed.
+func (lb *localBackend) boot() ([]string, error) {
+	n := lb.cfg.servers
+	perMember := 3
+	if n == 1 {
+		perMember = 1
+	}
+	raw, err := freePorts(n * perMember)
+	if err != nil {
+		return nil, err
+	}
+	all := make([]ports, n)
+	servers := make([]string, n)
+	for i := range all {
+		all[i].client = raw[i*perMember]
+		if perMember == 3 {
+			all[i].quorum, all[i].election = raw[i*perMember+1], raw[i*perMember+2]
+		}
+		servers[i] = net.JoinHostPort("127.0.0.1", strconv.Itoa(all[i].client))
+	}
+	lb.members = make([]*member, n)
+	for i := range lb.members {
+		m := &member{idx: i, dir: filepath.Join(lb.dir, "zk"+strconv.Itoa(i+1)), addr: servers[i]}
+		if err := os.RemoveAll(m.dir); err != nil {
+			return nil, err
+		}
+		if m.cfg, err = writeConfig(lb.cfg, m.dir, i, all); err != nil {
+			return nil, fmt.Errorf("zktest: write config: %w", err)
+		}
+		m.args = javaArgs(lb.cfg, lb.js, lb.dir, m.cfg)
+		lb.members[i] = m
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lb.cfg.startTimeout)
+	defer cancel()
+	err = func() error {
+		for i := range lb.members {
+			if err := lb.spawn(i); err != nil {
+				return err
+			}
+		}
+		for i, m := range lb.members {
+			if err := waitRuok(ctx, servers[i], m.proc); err != nil {
+				return fmt.Errorf("server %d: %w", i, err)
+			}
+		}
+		c := &Cluster{servers: servers, ctl: lb}
+		return c.WaitServing(ctx)
+	}()
+	if err != nil {
+		clash := false
+		for _, m := range lb.members {
+			if m.proc != nil {
+				clash = clash || m.proc.out.bindClash()
+				err = fmt.Errorf("%w\n--- server %d output (tail) ---\n%s", err, m.idx, m.proc.out.Tail())
+				_ = m.proc.kill()
+				m.proc = nil
+			}
+		}
+		if clash {
+			err = fmt.Errorf("%w: %w", errPortClash, err)
+		}
+		return nil, err
+	}
+	return servers, nil
+}
+
+// spawn starts member i's process; the caller holds m.mu or owns m.
+func (lb *localBackend) spawn(i int) error {
+	m := lb.members[i]
+	sink := newLogSink(fmt.Sprintf("zk%d ", i+1), lb.cfg.logOutput)
+	p, err := startProcess(lb.js.java, m.args, m.dir, sink, lb.dir)
+	if err != nil {
+		return err
+	}
+	m.proc, m.paused = p, false
+	return nil
+}
+
+// waitRuok polls addr until it answers ruok with imok, the process exits,
+// or ctx ends.
+func waitRuok(ctx context.Context, addr string, p *process) error {
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		qctx, cancel := context.WithTimeout(ctx, time.Second)
+		out, err := fourLetterAt(qctx, addr, "ruok")
+		cancel()
+		if err == nil && out == "imok" {
+			return nil
+		}
+		select {
+		case <-p.exited:
+			return fmt.Errorf("process %d exited before serving: %v", p.pid, p.waitErr)
+		case <-ctx.Done():
+			return fmt.Errorf("no imok from %s: %w (last: %q, %v)", addr, ctx.Err(), out, err)
+		case <-tick.C:
+		}
+	}
+}
+
+func (lb *localBackend) name() string { return "local" }
+
+// running returns m's process, or ErrNotRunning; it notices a process that
+// died on its own. The caller holds m.mu.
+func (m *member) running() (*process, error) {
+	if m.proc != nil && m.proc.done() {
+		m.proc, m.paused = nil, false
+	}
+	if m.proc == nil {
+		return nil, fmt.Errorf("%w (server %d)", ErrNotRunning, m.idx)
+	}
+	return m.proc, nil
+}
+
+func (lb *localBackend) withRunning(i int, f func(m *member, p *process) error) error {
+	m := lb.members[i]
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, err := m.running()
+	if err != nil {
+		return err
+	}
+	return f(m, p)
+}
+
+func (lb *localBackend) kill(i int) error {
+	return lb.withRunning(i, func(m *member, p *process) error {
+		m.proc, m.paused = nil, false
+		return p.kill()
+	})
+}
+
+func (lb *localBackend) stop(i int) error {
+	return lb.withRunning(i, func(m *member, p *process) error {
+		m.proc, m.paused = nil, false
+		return p.terminate(10 * time.Second)
+	})
+}
+
+func (lb *localBackend) pause(i int) error {
+	return lb.withRunning(i, func(m *member, p *process) error {
+		if err := p.signal(syscall.SIGSTOP); err != nil {
+			return fmt.Errorf("zktest: SIGSTOP server %d: %w", i, err)
+		}
+		m.paused = true
+		return nil
+	})
+}
+
+func (lb *localBackend) resume(i int) error {
+	return lb.withRunning(i, func(m *member, p *process) error {
+		if err := p.signal(syscall.SIGCONT); err != nil {
+			return fmt.Errorf("zktest: SIGCONT server %d: %w", i, err)
+		}
+		m.paused = false
+		return nil
+	})
+}
+
+func (lb *localBackend) live(i int) bool {
+	m := lb.members[i]
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, err := m.running()
+	return err == nil && !m.paused
+}
+
+func (lb *localBackend) start(i int) error {
+	m := lb.members[i]
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, err := m.running(); err == nil {
+		return fmt.Errorf("zktest: server %d is already running", i)
+	}
+	if err := lb.spawn(i); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lb.cfg.startTimeout)
+	defer cancel()
+	if err := waitRuok(ctx, m.addr, m.proc); err != nil {
+		clash := m.proc.out.bindClash()
+		err = fmt.Errorf("zktest: restart server %d: %w\n--- output (tail) ---\n%s", i, err, m.proc.out.Tail())
+		_ = m.proc.kill()
+		m.proc = nil
+		if clash {
+			err = fmt.Errorf("%w (another process took its port): %w", errPortClash, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// shutdown kills every member; it runs in the test's cleanup.
+func (lb *localBackend) shutdown(t testing.TB) {
+	for _, m := range lb.members {
+		m.mu.Lock()
+		if m.proc != nil {
+			if m.proc.done() && !m.paused {
+				t.Logf("zktest: server %d had exited on its own: %v\n%s", m.idx, m.proc.waitErr, m.proc.out.Tail())
+			}
+			if err := m.proc.kill(); err != nil {
+				t.Errorf("zktest: cleanup: %v", err)
+			}
+			m.proc = nil
+		}
+		m.mu.Unlock()
+	}
+}

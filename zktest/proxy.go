@@ -1,0 +1,194 @@
+package zktest
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Proxy is a TCP proxy in front of a Cluster: one listener on 127.0.0.1 per
+// member, each forwarding whole protocol frames to that member. It injects
+// client-side network faults (partition, connection loss, lost reply) and
+// counts requests, for any client: Go clients connect through Dialer, Java
+// or Python clients through ConnectString. It understands only the client
+// protocol: four-letter words sent through it are dropped. All methods are
+// safe for concurrent use.
+type Proxy struct {
+	c         *Cluster
+	listeners []net.Listener
+	addrMap   map[string]string // member (or listener) address -> listener
+
+	mu     sync.Mutex
+	links  map[*link]struct{}
+	gate   chan struct{} // closed while forwarding is allowed
+	counts map[int32]int
+
+	dropCreate atomic.Bool
+	closed     chan struct{}
+	closeOnce  sync.Once
+	wg         sync.WaitGroup
+}
+
+// Proxy starts a proxy in front of every member and closes it in the
+// test's cleanup. It fails the test (t.Fatal) if it cannot listen.
+func (c *Cluster) Proxy(t testing.TB) *Proxy {
+	t.Helper()
+	p := &Proxy{
+		c:       c,
+		addrMap: map[string]string{},
+		links:   map[*link]struct{}{},
+		gate:    make(chan struct{}),
+		counts:  map[int32]int{},
+		closed:  make(chan struct{}),
+	}
+	close(p.gate)
+	t.Cleanup(p.Close)
+	for i, addr := range c.servers {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("zktest: proxy listen: %v", err)
+		}
+		p.listeners = append(p.listeners, l)
+		la := l.Addr().String()
+		p.addrMap[la] = la
+		for _, a := range addrForms(addr) {
+			p.addrMap[a] = la
+		}
+		p.wg.Add(1)
+		go p.acceptLoop(l, i)
+	}
+	return p
+}
+
+// addrForms returns addr and the forms go-zookeeper may dial for it (it
+// resolves host names to IP addresses before dialing).
+func addrForms(addr string) []string {
+	out := []string{addr}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return out
+	}
+	ips, _ := net.LookupHost(host)
+	for _, ip := range ips {
+		out = append(out, net.JoinHostPort(ip, port))
+	}
+	return out
+}
+
+// Dialer returns a dialer for zk.WithDialer that sends each connection for
+// a member's address (as in Cluster.Servers) to that member's listener.
+// Dialing any other address fails, so no connection bypasses the proxy.
+// Sessions made through the proxy are recorded for Cluster.Expire.
+func (p *Proxy) Dialer() zk.Dialer {
+	return func(network, address string, timeout time.Duration) (net.Conn, error) {
+		target, ok := p.addrMap[address]
+		if !ok {
+			return nil, fmt.Errorf("zktest: proxy dialer: %s is not a cluster member (members: %s)", address, p.c.ConnectString())
+		}
+		return net.DialTimeout(network, target, timeout)
+	}
+}
+
+// Connect is Cluster.Connect through the proxy (zk.WithDialer(p.Dialer())).
+func (p *Proxy) Connect(t testing.TB, sessionTimeout time.Duration, opts ...ConnOption) *zk.Conn {
+	t.Helper()
+	return connect(t, p.c.servers, sessionTimeout, p.Dialer(), opts)
+}
+
+// Addrs returns the listeners' addresses, in member order.
+func (p *Proxy) Addrs() []string {
+	out := make([]string, len(p.listeners))
+	for i, l := range p.listeners {
+		out[i] = l.Addr().String()
+	}
+	return out
+}
+
+// ConnectString returns the listeners' addresses, comma-separated, for
+// clients that are not Go (Curator, kazoo) to connect through the proxy.
+func (p *Proxy) ConnectString() string { return strings.Join(p.Addrs(), ",") }
+
+// Blackhole stops forwarding in both directions on every open connection:
+// bytes already sent stay queued in the proxy (as in a network partition,
+// neither side sees a close), and new connections are accepted but never
+// answered. Heal delivers everything that was queued, in order.
+func (p *Proxy) Blackhole() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.gate:
+		p.gate = make(chan struct{})
+	default: // already blackholed
+	}
+}
+
+// Heal ends a Blackhole.
+func (p *Proxy) Heal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.gate:
+	default:
+		close(p.gate)
+	}
+}
+
+// Cut closes every open connection now (both sides see the close; queued
+// bytes are lost). New connections are still accepted.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	ls := make([]*link, 0, len(p.links))
+	for l := range p.links {
+		ls = append(ls, l)
+	}
+	p.mu.Unlock()
+	for _, l := range ls {
+		l.close()
+	}
+}
+
+// DropNextCreateReply arms a one-shot fault: the next create request
+// (create, create2, createContainer or createTTL) from any client is
+// forwarded and applied by the server, but its reply is dropped and that
+// client's connection is closed at once, so the client cannot tell whether
+// the node exists (Curator's ChaosMonkeyCnxnFactory case).
+func (p *Proxy) DropNextCreateReply() { p.dropCreate.Store(true) }
+
+// Requests returns how many requests of each opcode (see
+// org.apache.zookeeper.ZooDefs.OpCode: 1 create, 2 delete, 3 exists,
+// 4 getData, 8 getChildren, 11 ping, 12 getChildren2, 14 multi, ...) clients
+// have sent through the proxy and the proxy has forwarded since it started
+// or since ResetCounts. Each connection handshake (ConnectRequest) counts
+// as -10, createSession.
+func (p *Proxy) Requests() map[int32]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.counts)
+}
+
+// ResetCounts sets every count in Requests to zero.
+func (p *Proxy) ResetCounts() {
+	p.mu.Lock()
+	clear(p.counts)
+	p.mu.Unlock()
+}
+
+// Close stops the listeners and closes every connection; it waits for the
+// proxy's goroutines to end. It is idempotent and runs in cleanup.
+func (p *Proxy) Close() {
+	p.closeOnce.Do(func() {
+		close(p.closed)
+		for _, l := range p.listeners {
+			l.Close()
+		}
+		p.Cut()
+	})
+	p.wg.Wait()
+}
