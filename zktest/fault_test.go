@@ -24,7 +24,8 @@ func TestIntegration_KillLeader(t *testing.T) {
 	states := newStates()
 	conn := c.ConnectTo(t, c.Servers()[survivor:survivor+1], 10*time.Second, states.option())
 	sid := conn.SessionID()
-	_, err = conn.Create("/mine", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	mine := testRoot(t, conn) + "/mine"
+	_, err = conn.Create(mine, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
 
 	require.NoError(t, c.Kill(old))
@@ -39,7 +40,7 @@ func TestIntegration_KillLeader(t *testing.T) {
 	states.wait(t, zk.StateDisconnected, 30*time.Second)
 	states.wait(t, zk.StateHasSession, 30*time.Second)
 	require.Equal(t, sid, conn.SessionID())
-	ok, _, err := conn.Exists("/mine")
+	ok, _, err := conn.Exists(mine)
 	require.NoError(t, err)
 	require.True(t, ok)
 
@@ -60,6 +61,7 @@ func TestIntegration_PauseFollower(t *testing.T) {
 	require.NoError(t, err)
 	paused, other := (leader+1)%3, (leader+2)%3
 	conn := c.ConnectTo(t, c.Servers()[other:other+1], 10*time.Second)
+	root := testRoot(t, conn)
 
 	require.NoError(t, c.Pause(paused))
 	require.NoError(t, c.Pause(paused), "pausing twice is a no-op")
@@ -80,7 +82,7 @@ func TestIntegration_PauseFollower(t *testing.T) {
 		return err == nil && strings.Contains(out, "zk_synced_followers\t1")
 	}, 30*time.Second, 50*time.Millisecond)
 	for _, p := range []string{"/p1", "/p2", "/p3"} {
-		_, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+		_, err := conn.Create(root+p, nil, 0, zk.WorldACL(zk.PermAll))
 		require.NoError(t, err)
 	}
 
@@ -91,9 +93,9 @@ func TestIntegration_PauseFollower(t *testing.T) {
 		return err == nil && strings.Contains(out, "zk_synced_followers\t2")
 	}, 30*time.Second, 50*time.Millisecond)
 	back := c.ConnectTo(t, c.Servers()[paused:paused+1], 10*time.Second)
-	_, err = back.Sync("/p3")
+	_, err = back.Sync(root + "/p3")
 	require.NoError(t, err)
-	ok, _, err := back.Exists("/p3")
+	ok, _, err := back.Exists(root + "/p3")
 	require.NoError(t, err)
 	require.True(t, ok, "resumed follower missed writes")
 }
@@ -105,17 +107,20 @@ func TestIntegration_Expire(t *testing.T) {
 	states := newStates()
 	victim := c.ConnectTo(t, c.Servers()[n-1:], 10*time.Second, states.option())
 	sid := victim.SessionID()
-	_, err := victim.Create("/victim", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
-	require.NoError(t, err)
 	observer := c.ConnectTo(t, c.Servers()[:1], 10*time.Second)
-	ok, _, err := observer.Exists("/victim")
+	eph := testRoot(t, observer) + "/victim"
+	_, err := victim.Create(eph, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	_, err = victim.Sync(eph)
+	require.NoError(t, err)
+	ok, _, err := observer.Exists(eph)
 	require.NoError(t, err)
 	require.True(t, ok)
 
 	require.NoError(t, c.Expire(sid))
-	_, err = observer.Sync("/victim")
+	_, err = observer.Sync(eph)
 	require.NoError(t, err)
-	ok, _, err = observer.Exists("/victim")
+	ok, _, err = observer.Exists(eph)
 	require.NoError(t, err)
 	require.False(t, ok, "ephemeral node survived Expire")
 
@@ -127,7 +132,7 @@ func TestIntegration_Expire(t *testing.T) {
 }
 
 func TestIntegration_ExternalBackend(t *testing.T) {
-	t.Setenv(zktest.EnvServers, "")
+	// local processes, unless the whole run already points at ZK_SERVERS
 	local := track(zktest.Start(t))
 	t.Setenv(zktest.EnvServers, local.ConnectString())
 	ext := zktest.Start(t, zktest.WithServers(3)) // size comes from ZK_SERVERS
@@ -153,16 +158,19 @@ func TestIntegration_ExternalBackend(t *testing.T) {
 
 	// Connect, Expire and Proxy work against the existing ensemble, and
 	// the local server underneath is untouched by the external Cluster.
+	check := local.Connect(t, 10*time.Second)
+	eph := testRoot(t, check) + "/ext"
 	states := newStates()
 	p := ext.Proxy(t)
 	conn := p.Connect(t, 10*time.Second, states.option())
-	_, err := conn.Create("/ext", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	_, err := conn.Create(eph, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
 	require.Equal(t, 1, p.Requests()[wire.OpCreate])
 	require.NoError(t, ext.Expire(conn.SessionID()))
 	states.wait(t, zk.StateExpired, 20*time.Second)
-	check := local.Connect(t, 10*time.Second)
-	ok, _, err := check.Exists("/ext")
+	_, err = check.Sync(eph)
+	require.NoError(t, err)
+	ok, _, err := check.Exists(eph)
 	require.NoError(t, err)
 	require.False(t, ok)
 	out, err := ext.FourLetter(0, "ruok")

@@ -21,7 +21,8 @@ func TestIntegration_ProxyBlackholeHeal(t *testing.T) {
 	// server a third of it before it would expire the session.
 	conn := p.Connect(t, 8*time.Second, states.option())
 	sid := conn.SessionID()
-	_, err := conn.Create("/held", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	held := testRoot(t, conn) + "/held"
+	_, err := conn.Create(held, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
 
 	p.Blackhole()
@@ -40,7 +41,7 @@ func TestIntegration_ProxyBlackholeHeal(t *testing.T) {
 	p.Heal()
 	states.wait(t, zk.StateHasSession, 20*time.Second)
 	require.Equal(t, sid, conn.SessionID(), "session changed across the partition")
-	ok, _, err := conn.Exists("/held")
+	ok, _, err := conn.Exists(held)
 	require.NoError(t, err)
 	require.True(t, ok)
 
@@ -64,19 +65,20 @@ func TestIntegration_ProxyDropNextCreateReply(t *testing.T) {
 	p := c.Proxy(t)
 	conn := p.Connect(t, 8*time.Second)
 	check := c.Connect(t, 8*time.Second)
+	root := testRoot(t, check)
 
 	p.DropNextCreateReply()
-	_, err := conn.Create("/ghost", []byte("g"), 0, zk.WorldACL(zk.PermAll))
+	_, err := conn.Create(root+"/ghost", []byte("g"), 0, zk.WorldACL(zk.PermAll))
 	require.Error(t, err, "Create reported success although its reply was dropped")
-	data, _, err := check.Get("/ghost")
+	data, _, err := check.Get(root + "/ghost")
 	require.NoError(t, err, "the server did not apply the create")
 	require.Equal(t, "g", string(data))
 
 	// One shot: the client reconnects and the next create is answered.
-	_, err = conn.Create("/after", nil, 0, zk.WorldACL(zk.PermAll))
-	for errors.Is(err, zk.ErrNoServer) || errors.Is(err, zk.ErrConnectionClosed) {
-		_, err = conn.Create("/after", nil, 0, zk.WorldACL(zk.PermAll))
-	}
+	require.Eventually(t, func() bool {
+		_, err = conn.Create(root+"/after", nil, 0, zk.WorldACL(zk.PermAll))
+		return !errors.Is(err, zk.ErrNoServer) && !errors.Is(err, zk.ErrConnectionClosed)
+	}, 20*time.Second, 10*time.Millisecond)
 	require.NoError(t, err)
 }
 
@@ -87,15 +89,16 @@ func TestIntegration_ProxyRequests(t *testing.T) {
 	conn := c.ConnectTo(t, p.Addrs(), 8*time.Second)
 	require.Equal(t, 1, p.Requests()[wire.OpCreateSession])
 
+	root := testRoot(t, conn)
 	p.ResetCounts()
 	require.Empty(t, p.Requests())
 	for _, path := range []string{"/r1", "/r2", "/r3"} {
-		_, err := conn.Create(path, nil, 0, zk.WorldACL(zk.PermAll))
+		_, err := conn.Create(root+path, nil, 0, zk.WorldACL(zk.PermAll))
 		require.NoError(t, err)
 	}
-	_, _, err := conn.Get("/r1")
+	_, _, err := conn.Get(root + "/r1")
 	require.NoError(t, err)
-	_, _, err = conn.Children("/")
+	_, _, err = conn.Children(root)
 	require.NoError(t, err)
 	got := p.Requests()
 	require.Equal(t, 3, got[wire.OpCreate])
