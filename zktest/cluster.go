@@ -12,7 +12,7 @@ import (
 // Errors returned by Cluster methods; test them with errors.Is.
 var (
 	// ErrUnsupported: the backend cannot do this (fault controls against
-	// ZK_SERVERS or docker). It also matches errors.ErrUnsupported.
+	// ZK_SERVERS). It also matches errors.ErrUnsupported.
 	ErrUnsupported = fmt.Errorf("zktest: not supported by this backend: %w", errors.ErrUnsupported)
 	// ErrNotRunning: the member is stopped or killed.
 	ErrNotRunning = errors.New("zktest: server is not running")
@@ -44,7 +44,6 @@ type controller interface {
 	pause(i int) error
 	resume(i int) error
 	live(i int) bool // started and not paused: expected to answer
-	name() string
 }
 
 // Cluster is a ZooKeeper standalone server or ensemble for one test. All

@@ -41,9 +41,10 @@
 // work; Kill, Stop, Start, Restart, Pause, Resume and Leader return
 // ErrUnsupported, and RequireFaults skips the test.
 //
-// ZKTEST_BACKEND=docker selects containers of the official zookeeper
-// image through testcontainers-go; it is compiled only with the build tag
-// zktest_docker and needs a Docker engine.
+// ZKTEST_BACKEND=docker runs a standalone server in a container of the
+// official zookeeper image, driven through the docker CLI; it is compiled
+// only with the build tag zktest_docker, and skips the test when no Docker
+// engine answers (see docker.go for why not testcontainers-go).
 //
 // # Cleanup and leaks
 //

@@ -134,8 +134,6 @@ func reapContainers() {
 	}
 }
 
-func (b *dockerBackend) name() string { return "docker" }
-
 func (b *dockerBackend) run(args ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

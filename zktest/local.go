@@ -166,8 +166,6 @@ func waitRuok(ctx context.Context, addr string, p *process) error {
 	}
 }
 
-func (lb *localBackend) name() string { return "local" }
-
 // running returns m's process, or ErrNotRunning; it notices a process that
 // died on its own. The caller holds m.mu.
 func (m *member) running() (*process, error) {

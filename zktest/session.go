@@ -61,26 +61,17 @@ func (c *Cluster) SessionTimeout(sessionID int64) (time.Duration, bool) {
 // (the ConnectResponse) to the session book.
 type recordingConn struct {
 	net.Conn
-	book *sessionBook
-	mu   sync.Mutex
-	buf  []byte
-	done bool
+	book  *sessionBook
+	mu    sync.Mutex
+	first wire.FirstFrame
 }
 
 func (r *recordingConn) Read(p []byte) (int, error) {
 	n, err := r.Conn.Read(p)
 	if n > 0 {
 		r.mu.Lock()
-		if !r.done {
-			r.buf = append(r.buf, p[:n]...)
-			total, ok, ferr := wire.FrameLength(r.buf, 1<<16)
-			switch {
-			case ferr != nil:
-				r.done, r.buf = true, nil
-			case ok && len(r.buf) >= total:
-				r.book.recordPayload(r.buf[4:total])
-				r.done, r.buf = true, nil
-			}
+		if payload, _ := r.first.Feed(p[:n]); payload != nil {
+			r.book.recordPayload(payload)
 		}
 		r.mu.Unlock()
 	}

@@ -141,3 +141,43 @@ func appendBuffer(dst, b []byte) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(b)))
 	return append(dst, b...)
 }
+
+// FirstFrame extracts the first frame of a byte stream that is seen in
+// arbitrary pieces, as a net.Conn wrapper's Read sees the server's
+// ConnectResponse. The zero value is ready to use; it is not safe for
+// concurrent use.
+type FirstFrame struct {
+	// Max limits the frame length; 0 means 64 KiB, ample for a handshake.
+	Max  int
+	buf  []byte
+	done bool
+}
+
+// Feed appends p. It returns the first frame's payload once, when the
+// frame is complete; later calls return (nil, nil) and keep nothing. An
+// announced length outside [0, Max] yields an error wrapping ErrMalformed
+// once, and the stream is then ignored.
+func (f *FirstFrame) Feed(p []byte) ([]byte, error) {
+	if f.done || len(p) == 0 {
+		return nil, nil
+	}
+	limit := f.Max
+	if limit <= 0 {
+		limit = 64 << 10
+	}
+	f.buf = append(f.buf, p...)
+	n, ok, err := FrameLength(f.buf, limit)
+	switch {
+	case err != nil:
+		f.done, f.buf = true, nil
+		return nil, err
+	case !ok || len(f.buf) < n:
+		return nil, nil
+	}
+	payload := f.buf[4:n:n]
+	f.done, f.buf = true, nil
+	return payload, nil
+}
+
+// Done reports whether the first frame was returned (or found malformed).
+func (f *FirstFrame) Done() bool { return f.done }

@@ -205,3 +205,43 @@ func TestFrameLength(t *testing.T) {
 		t.Fatalf("negative length err = %v", err)
 	}
 }
+
+func TestFirstFrame(t *testing.T) {
+	resp := EncodeConnectResponse(ConnectResponse{TimeoutMs: 6000, SessionID: 42, Passwd: []byte("0123456789abcdef")})
+	stream := append(AppendFrame(nil, resp), AppendFrame(nil, []byte("next frame"))...)
+	for split := 0; split <= len(stream); split++ { // every split point
+		var f FirstFrame
+		var got []byte
+		for _, piece := range [][]byte{stream[:split], stream[split:]} {
+			p, err := f.Feed(piece)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p != nil {
+				if got != nil {
+					t.Fatal("first frame returned twice")
+				}
+				got = p
+			}
+		}
+		timeout, sid, _, err := ParseConnectResponse(got)
+		if err != nil || timeout != 6000 || sid != 42 || !f.Done() {
+			t.Fatalf("split %d: got %x: %d %d %v", split, got, timeout, sid, err)
+		}
+	}
+	var slow FirstFrame // byte by byte
+	var got []byte
+	for i := 0; i < len(stream) && got == nil; i++ {
+		got, _ = slow.Feed(stream[i : i+1])
+	}
+	if !bytes.Equal(got, resp) {
+		t.Fatalf("byte by byte: got %x", got)
+	}
+	var bad FirstFrame
+	if _, err := bad.Feed([]byte{0x7f, 0, 0, 0}); !errors.Is(err, ErrMalformed) || !bad.Done() {
+		t.Fatalf("oversized first frame: err=%v done=%v", err, bad.Done())
+	}
+	if p, err := bad.Feed([]byte{1}); p != nil || err != nil {
+		t.Fatal("input after a malformed frame must be ignored")
+	}
+}
