@@ -58,6 +58,10 @@ func FuzzReadFrame(f *testing.F) {
 		if max < 0 || max > 1<<20 {
 			max = 1 << 20
 		}
+		var ff FirstFrame
+		if first, ferr := ff.Feed(in); ferr != nil && !errors.Is(ferr, ErrMalformed) || len(first) > len(in) {
+			t.Fatalf("FirstFrame.Feed: %d bytes, %v", len(first), ferr)
+		}
 		p, err := ReadFrame(bytes.NewReader(in), max)
 		n, ok, lerr := FrameLength(in, max)
 		if err == nil {
