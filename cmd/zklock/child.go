@@ -1,0 +1,125 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/zklock/zklock"
+)
+
+// The variables added to the child's environment (cli.md).
+const (
+	envPath     = "ZKLOCK_PATH"
+	envNode     = "ZKLOCK_NODE"
+	envToken    = "ZKLOCK_FENCING_TOKEN"
+	envUnlocked = "ZKLOCK_UNLOCKED"
+)
+
+// childEnv is base without any inherited lock variables (a zklock run inside
+// another must not pass on its parent's), plus this hold's.
+func childEnv(base []string, path, node string, token int64) []string {
+	env := make([]string, 0, len(base)+3)
+	for _, kv := range base {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case envPath, envNode, envToken, envUnlocked:
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env,
+		envPath+"="+path,
+		envNode+"="+node,
+		envToken+"="+strconv.FormatInt(token, 10))
+}
+
+// runChild runs CMD while h is held and returns zklock's exit status: the
+// child's (128+S if a signal S killed it), or 4 if the lock was lost while
+// it ran. Signals sent to zklock are forwarded. On loss the child gets
+// SIGTERM, then SIGKILL after --kill-grace.
+func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
+	cmd.Env = childEnv(a.environ, inv.path, h.Node(), h.Token())
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
+	group := !isTerminal(a.stdin)
+	cmd.SysProcAttr = childAttr(group)
+	if err := cmd.Start(); err != nil {
+		return a.cannotStart(err)
+	}
+	c := &child{cmd: cmd, group: group}
+	a.log.Info("zklock: started", "pid", cmd.Process.Pid, "cmd", inv.cmd[0])
+
+	waitc := make(chan error, 1)
+	go func() { waitc <- cmd.Wait() }()
+	done := h.Done()
+	var (
+		lost   bool
+		killed bool
+		killc  <-chan time.Time
+	)
+	for {
+		select {
+		case sig := <-a.signals:
+			a.log.Info("zklock: forwarding signal", "signal", signalName(sig))
+			c.signal(sig)
+		case <-done:
+			done = nil
+			lost = true
+			a.errorf("lock lost while %s ran: %v; sending SIGTERM, SIGKILL after %v",
+				inv.cmd[0], h.Err(), inv.cfg.killGrace)
+			c.signal(syscall.SIGTERM)
+			t := time.NewTimer(inv.cfg.killGrace)
+			defer t.Stop()
+			killc = t.C
+		case <-killc:
+			killc = nil
+			killed = true
+			a.log.Warn("zklock: killing the child", "signal", "SIGKILL")
+			c.signal(syscall.SIGKILL)
+		case err := <-waitc:
+			code, ok := childStatus(cmd.ProcessState)
+			if !ok {
+				a.errorf("wait for %s: %v", inv.cmd[0], err)
+				code = exitError
+			}
+			if !lost && isLost(h) { // lost just as the child exited: its work was not covered
+				lost = true
+				a.errorf("lock lost while %s ran: %v", inv.cmd[0], h.Err())
+			}
+			if !lost {
+				a.log.Info("zklock: child exited", "status", code)
+				return code
+			}
+			if killc != nil && !killed && c.groupAlive() {
+				// The child is gone but others in its group outlive it:
+				// they get the rest of the grace, then SIGKILL.
+				<-killc
+				c.signal(syscall.SIGKILL)
+			}
+			return exitLost
+		}
+	}
+}
+
+func isLost(h *zklock.Hold) bool { return errors.Is(h.Err(), zklock.ErrLost) }
+
+// child is a started CMD, signalled as a process group (so its own children
+// stop too when the lock is lost) unless it shares zklock's terminal.
+type child struct {
+	cmd   *exec.Cmd
+	group bool
+}
+
+func (c *child) signal(sig os.Signal) {
+	if c.group {
+		if s, ok := sig.(syscall.Signal); ok && signalGroup(c.cmd.Process.Pid, s) == nil {
+			return
+		}
+	}
+	_ = c.cmd.Process.Signal(sig)
+}
+
+func (c *child) groupAlive() bool { return c.group && signalGroup(c.cmd.Process.Pid, 0) == nil }

@@ -1,0 +1,167 @@
+//go:build unix
+
+package main
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Tests of the binary that need no ZooKeeper.
+
+// deadAddr returns an address on which nothing listens.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+// silentAddr returns an address that accepts connections and never
+// answers, as a hung server or a partition would look.
+func silentAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		wg    sync.WaitGroup
+	)
+	wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	})
+	t.Cleanup(func() {
+		l.Close()
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return l.Addr().String()
+}
+
+func TestCLIHelp(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := runZklock(t, nil, "-h")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "Usage:")
+	assert.Contains(t, stdout, "Exit status:")
+	assert.Empty(t, stderr)
+}
+
+func TestCLIUsageErrorsExit2(t *testing.T) {
+	t.Parallel()
+	env := []string{"ZKLOCK_SERVERS=" + deadAddr(t)}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "missing verb"},
+		{[]string{"frobnicate"}, `unknown verb "frobnicate"`},
+		{[]string{"lock"}, "missing PATH"},
+		{[]string{"lock", "a//b", "true"}, "invalid PATH"},
+		{[]string{"lock", "/", "true"}, "invalid PATH"},
+		{[]string{"status", ""}, "empty PATH"},
+		{[]string{"--bogus", "lock", "p"}, "flag provided but not defined: -bogus"},
+		{[]string{"--timeout", "soon", "lock", "p"}, `invalid --timeout "soon"`},
+		{[]string{"--on-unreachable", "pray", "lock", "p"}, "--on-unreachable"},
+		{[]string{"read", "p", "true"}, "not yet available"},
+		{[]string{"write", "p", "true"}, "not yet available"},
+		{[]string{"semaphore", "p", "--leases", "2", "true"}, "not yet available"},
+		{[]string{"elect", "p", "true"}, "not yet available"},
+		{[]string{"revoke", "/locks/p/n"}, "not yet available"},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := runZklock(t, env, tt.args...)
+		assert.Equal(t, exitUsage, code, "%v: %s", tt.args, stderr)
+		assert.Contains(t, stderr, tt.want, tt.args)
+		assert.Contains(t, stderr, "zklock -h")
+		assert.Empty(t, stdout)
+	}
+	code, _, stderr := runZklock(t, append(env, "ZKLOCK_SESSION_TIMEOUT=-3s"), "lock", "p")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "ZKLOCK_SESSION_TIMEOUT")
+}
+
+func TestCLICommandNotFoundExits127(t *testing.T) {
+	t.Parallel()
+	// The command is looked up before connecting: no server is needed.
+	code, _, stderr := runZklock(t, []string{"ZKLOCK_SERVERS=" + deadAddr(t)}, "lock", "p", "zklock-no-such-command")
+	assert.Equal(t, exitNotFound, code)
+	assert.Contains(t, stderr, "zklock-no-such-command")
+	code, _, _ = runZklock(t, []string{"ZKLOCK_SERVERS=" + deadAddr(t)}, "lock", "p", t.TempDir())
+	assert.Equal(t, exitCannotExec, code)
+}
+
+func TestCLIUnreachableExits1(t *testing.T) {
+	t.Parallel()
+	for name, addr := range map[string]string{"refused": deadAddr(t), "silent": silentAddr(t)} {
+		for _, policy := range []string{"fail", "run"} {
+			t.Run(name+"/"+policy, func(t *testing.T) {
+				t.Parallel()
+				marker := filepath.Join(t.TempDir(), "ran")
+				p := startZklock(t, []string{"ZKLOCK_ON_UNREACHABLE=" + policy},
+					"--servers", addr, "--timeout", "1s", "--auth", "digest:u:p",
+					"lock", "unreachable", "sh", "-c", `touch "$0"`, marker)
+				code := p.wait(t, 15*time.Second)
+				assert.Equal(t, exitError, code, p.stderr.String())
+				assert.GreaterOrEqual(t, p.dur, time.Second)
+				assert.Less(t, p.dur, 6*time.Second)
+				assert.Contains(t, p.stderr.String(), "no ZooKeeper server answered at "+addr+" within 1s")
+				assert.NoFileExists(t, marker, "CMD ran")
+			})
+		}
+	}
+	t.Run("status", func(t *testing.T) {
+		t.Parallel()
+		code, stdout, stderr := runZklock(t, nil, "--servers", silentAddr(t), "--timeout", "700ms", "status", "p", "--json")
+		assert.Equal(t, exitError, code)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, "no ZooKeeper server answered")
+	})
+}
+
+func TestCLISignalWhileConnectingExits3(t *testing.T) {
+	t.Parallel()
+	marker := filepath.Join(t.TempDir(), "ran")
+	// --timeout 0: connecting is bounded by 10s; the signal ends it sooner.
+	p := startZklock(t, nil, "-v", "--servers", silentAddr(t), "lock", "p", "sh", "-c", `touch "$0"`, marker)
+	p.waitStderr(t, "zklock: connecting")
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
+	code := p.wait(t, 15*time.Second)
+	assert.Equal(t, exitNotAcquired, code, p.stderr.String())
+	assert.Less(t, p.dur, 8*time.Second)
+	assert.Contains(t, p.stderr.String(), "not acquired: interrupted by SIGINT")
+	assert.NoFileExists(t, marker)
+	assert.False(t, strings.Contains(p.stderr.String(), "panic"))
+}
+
+func TestMain_isTerminal(t *testing.T) {
+	f, err := os.Open(os.DevNull)
+	require.NoError(t, err)
+	defer f.Close()
+	assert.False(t, isTerminal(f), "/dev/null is not a terminal")
+	assert.False(t, isTerminal(strings.NewReader("")))
+}

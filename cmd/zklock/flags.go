@@ -1,0 +1,281 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// config is the resolved global settings: flag, else environment, else default.
+type config struct {
+	servers        []string
+	sessionTimeout time.Duration
+	timeout        time.Duration // 0: wait forever
+	try            bool
+	killGrace      time.Duration
+	auth           *authSpec // nil: no auth
+	onUnreachable  string    // onUnreachableFail or onUnreachableRun
+	verbose        bool
+}
+
+type authSpec struct {
+	scheme string
+	cred   []byte
+}
+
+const (
+	onUnreachableFail = "fail"
+	onUnreachableRun  = "run"
+)
+
+// verbOpts holds the flags that belong to one verb.
+type verbOpts struct {
+	json    bool   // status
+	leases  int    // semaphore
+	id      string // elect
+	requeue bool   // elect
+}
+
+// invocation is a parsed command line.
+type invocation struct {
+	cfg  config
+	verb *verb
+	path string   // the lock path, after the /locks/ rule
+	cmd  []string // CMD [ARG...]; empty: hold until a signal
+	opts verbOpts
+}
+
+// setting is a global flag that takes a value, with its environment variable
+// (if any) and default, applied to config once the source is known.
+type setting struct {
+	flag, env, def, meta, help string
+	apply                      func(c *config, v string) error
+}
+
+var settings = []setting{
+	{"servers", "ZKLOCK_SERVERS", "127.0.0.1:2181", "LIST", "comma-separated host:port list", applyServers},
+	{"session-timeout", "ZKLOCK_SESSION_TIMEOUT", "10s", "DUR", "ZooKeeper session timeout asked for",
+		durationSetting(func(c *config) *time.Duration { return &c.sessionTimeout }, false)},
+	{"timeout", "ZKLOCK_TIMEOUT", "0", "DUR", "give up after DUR (connecting and waiting); 0 waits forever",
+		durationSetting(func(c *config) *time.Duration { return &c.timeout }, true)},
+	{"kill-grace", "", "5s", "DUR", "on lock loss: SIGTERM to the child, SIGKILL after DUR",
+		durationSetting(func(c *config) *time.Duration { return &c.killGrace }, true)},
+	{"auth", "ZKLOCK_AUTH", "", "SCHEME:CRED", "ZooKeeper auth, e.g. digest:user:password", applyAuth},
+	{"on-unreachable", "ZKLOCK_ON_UNREACHABLE", onUnreachableFail, "fail|run",
+		"no server answers within --timeout (10s if 0): fail exits 1;\n" +
+			"run runs CMD unlocked (not yet implemented: fails as fail does)", applyOnUnreachable},
+}
+
+// rawValue is a flag.Value that keeps the text and whether it was given.
+type rawValue struct {
+	text string
+	set  bool
+}
+
+func (r *rawValue) String() string     { return r.text }
+func (r *rawValue) Set(s string) error { r.text, r.set = s, true; return nil }
+
+// globals are the destinations of the global flags, shared by the flag set
+// before the verb and the one after it, so either place works.
+type globals struct {
+	raw     map[string]*rawValue
+	try     bool
+	verbose bool
+}
+
+func (g *globals) register(fs *flag.FlagSet) {
+	for _, s := range settings {
+		fs.Var(g.raw[s.flag], s.flag, s.help)
+	}
+	fs.BoolVar(&g.try, "try", g.try, "do not wait: take the lock only if it is free now")
+	fs.BoolVar(&g.verbose, "v", g.verbose, "log state changes (connected, suspended, lost) to stderr")
+}
+
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported by the caller, the usage by -h
+	fs.Usage = func() {}
+	return fs
+}
+
+// errHelp asks for the usage on stdout and exit 0.
+var errHelp = errors.New("help requested")
+
+// parseArgs parses `[flags] VERB [flags] ARGS...`. Global flags go before
+// the verb or after it; for a holding verb, flags may also follow PATH, and
+// the first argument after PATH that is not a flag (or everything after
+// "--") starts CMD.
+func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
+	g := &globals{raw: map[string]*rawValue{}}
+	for _, s := range settings {
+		g.raw[s.flag] = &rawValue{text: s.def}
+	}
+	fs := newFlagSet("zklock")
+	g.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return nil, usagef("missing verb")
+	}
+	v := lookupVerb(rest[0])
+	if v == nil {
+		return nil, usagef("unknown verb %q", rest[0])
+	}
+	if !v.available() {
+		return nil, usagef("verb %q is not yet available in this version of zklock", v.name)
+	}
+	inv := &invocation{verb: v}
+	vfs := newFlagSet("zklock " + v.name)
+	g.register(vfs)
+	if v.flags != nil {
+		v.flags(vfs, &inv.opts)
+	}
+	path, cmd, err := splitVerbArgs(vfs, v, rest[1:])
+	if err != nil {
+		return nil, err
+	}
+	if inv.path, err = lockPath(path); err != nil {
+		return nil, err
+	}
+	inv.cmd = cmd
+	if inv.cfg, err = resolve(g, getenv); err != nil {
+		return nil, err
+	}
+	return inv, nil
+}
+
+// splitVerbArgs parses the verb's flags around its one path argument and
+// returns the path and, for a holding verb, CMD.
+func splitVerbArgs(fs *flag.FlagSet, v *verb, args []string) (string, []string, error) {
+	if err := parseFlags(fs, args); err != nil {
+		return "", nil, err
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return "", nil, usagef("%s: missing PATH", v.name)
+	}
+	path := rest[0]
+	if err := parseFlags(fs, rest[1:]); err != nil {
+		return "", nil, err
+	}
+	rest = fs.Args()
+	if v.holds {
+		if len(rest) == 0 {
+			return path, nil, nil // no CMD: hold until a signal
+		}
+		return path, rest, nil
+	}
+	if len(rest) > 0 {
+		return "", nil, usagef("%s: unexpected argument %q", v.name, rest[0])
+	}
+	return path, nil, nil
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		return errHelp
+	}
+	return usagef("%v", err)
+}
+
+// resolve applies each setting from its flag, else its environment
+// variable (an empty one counts as unset), else its default.
+func resolve(g *globals, getenv func(string) string) (config, error) {
+	c := config{try: g.try, verbose: g.verbose}
+	for _, s := range settings {
+		r := g.raw[s.flag]
+		val, from := r.text, "--"+s.flag
+		if !r.set && s.env != "" {
+			if e := getenv(s.env); e != "" {
+				val, from = e, s.env
+			}
+		}
+		if err := s.apply(&c, val); err != nil {
+			return config{}, usagef("invalid %s %q: %v", from, val, err)
+		}
+	}
+	return c, nil
+}
+
+func applyServers(c *config, v string) error {
+	c.servers = nil
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			c.servers = append(c.servers, s)
+		}
+	}
+	if len(c.servers) == 0 {
+		return errors.New("no servers")
+	}
+	return nil
+}
+
+// durationSetting parses a Go duration ("500ms", "10s", or "0"); zeroOK says
+// whether 0 is allowed. Negative durations never are.
+func durationSetting(field func(*config) *time.Duration, zeroOK bool) func(*config, string) error {
+	return func(c *config, v string) error {
+		d, err := time.ParseDuration(v)
+		switch {
+		case err != nil:
+			return errors.New("want a duration such as 500ms or 10s")
+		case d < 0 && zeroOK:
+			return errors.New("want a duration of 0 or more")
+		case d <= 0 && !zeroOK:
+			return errors.New("want a positive duration")
+		}
+		*field(c) = d
+		return nil
+	}
+}
+
+func applyAuth(c *config, v string) error {
+	if v == "" {
+		c.auth = nil
+		return nil
+	}
+	scheme, cred, ok := strings.Cut(v, ":")
+	if !ok || scheme == "" {
+		return errors.New("want SCHEME:CRED, e.g. digest:user:password")
+	}
+	c.auth = &authSpec{scheme: scheme, cred: []byte(cred)}
+	return nil
+}
+
+func applyOnUnreachable(c *config, v string) error {
+	if v != onUnreachableFail && v != onUnreachableRun {
+		return fmt.Errorf("want %s or %s", onUnreachableFail, onUnreachableRun)
+	}
+	c.onUnreachable = v
+	return nil
+}
+
+// lockPath applies the PATH rule (no leading "/": under /locks/) and checks
+// the result as the library does: absolute, no trailing "/", no empty, "."
+// or ".." element, no NUL. (The library's own check is not exported, and
+// the recipes run it only after connecting.)
+func lockPath(p string) (string, error) {
+	if p == "" {
+		return "", usagef("empty PATH")
+	}
+	full := p
+	if !strings.HasPrefix(p, "/") {
+		full = "/locks/" + p
+	}
+	bad := full == "/" || strings.HasSuffix(full, "/") || strings.ContainsRune(full, 0)
+	for _, el := range strings.Split(full[1:], "/") {
+		bad = bad || el == "" || el == "." || el == ".."
+	}
+	if bad {
+		return "", usagef("invalid PATH %q", p)
+	}
+	return full, nil
+}

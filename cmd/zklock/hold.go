@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os/exec"
+	"time"
+
+	"github.com/zklock/zklock"
+)
+
+// acquireFunc takes a lock: it waits until the lock is held or ctx ends,
+// or, with try, fails at once with zklock.ErrLocked if the lock is taken.
+type acquireFunc func(ctx context.Context, try bool) (*zklock.Hold, error)
+
+// recipe makes a holding verb's acquireFunc for the lock at path. It should
+// do no I/O: the session is connected, but acquiring is the caller's job.
+type recipe func(s *zklock.Session, path string, o *verbOpts) (acquireFunc, error)
+
+// locker is the shape every lock recipe of the library shares.
+type locker interface {
+	Lock(ctx context.Context) (*zklock.Hold, error)
+	TryLock(ctx context.Context) (*zklock.Hold, error)
+}
+
+// acquireOf adapts a recipe constructor's result, so a verb's recipe is one
+// line: return acquireOf(zklock.NewMutex(s, path)).
+func acquireOf[L locker](l L, err error) (acquireFunc, error) {
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, try bool) (*zklock.Hold, error) {
+		if try {
+			return l.TryLock(ctx)
+		}
+		return l.Lock(ctx)
+	}, nil
+}
+
+func lockRecipe(s *zklock.Session, path string, _ *verbOpts) (acquireFunc, error) {
+	return acquireOf(zklock.NewMutex(s, path))
+}
+
+// acquireGrace is how long an acquire may overrun its context before the
+// session is closed under it: the library retries ZooKeeper requests on its
+// own and a request queued on a dead connection does not see ctx.
+const acquireGrace = 2 * time.Second
+
+// runHolding is every holding verb: connect, acquire, run CMD (or hold
+// until a signal), release, close.
+func (a *app) runHolding(inv *invocation) int {
+	cfg := &inv.cfg
+	var cmd *exec.Cmd
+	if len(inv.cmd) > 0 {
+		// Find CMD before taking the lock, so a typo does not queue for it.
+		if _, err := exec.LookPath(inv.cmd[0]); err != nil {
+			return a.cannotStart(err)
+		}
+		cmd = exec.Command(inv.cmd[0], inv.cmd[1:]...)
+	}
+
+	ctx, stop := a.interruptible(context.Background())
+	defer stop()
+	if cfg.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
+		defer cancel()
+	}
+	s, err := a.connect(ctx, cfg)
+	if err != nil {
+		if errors.Is(err, errUnreachable) {
+			return a.unreachable(inv, err)
+		}
+		return a.notAcquired(inv, err)
+	}
+	acquire, err := inv.verb.recipe(s, inv.path, &inv.opts)
+	if err != nil {
+		s.Close()
+		return a.fail(err)
+	}
+	actx := ctx
+	if cfg.try && cfg.timeout == 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, defaultConnectBound) // one attempt, still bounded
+		defer cancel()
+	}
+	a.log.Info("zklock: acquiring", "path", inv.path, "try", cfg.try, "timeout", cfg.timeout)
+	h, err := a.acquire(actx, s, acquire, cfg.try)
+	stop() // from here on the signals are forwarded to CMD
+	if err != nil {
+		s.Close()
+		return a.notAcquired(inv, err)
+	}
+	var sig *interrupted
+	if errors.As(context.Cause(ctx), &sig) { // the signal raced with the acquisition
+		a.release(s, h, cfg)
+		return a.notAcquired(inv, sig)
+	}
+	a.log.Info("zklock: acquired", "path", inv.path, "node", h.Node(), "token", h.Token())
+
+	var code int
+	if cmd == nil {
+		code = a.holdUntilSignal(h)
+	} else {
+		code = a.runChild(inv, cmd, h)
+	}
+	a.release(s, h, cfg)
+	return code
+}
+
+// acquire runs acquireFunc and returns once it does, or shortly after ctx
+// ends even if the library is stuck on a dead connection.
+func (a *app) acquire(ctx context.Context, s *zklock.Session, acquire acquireFunc, try bool) (*zklock.Hold, error) {
+	type result struct {
+		h   *zklock.Hold
+		err error
+	}
+	resc := make(chan result, 1)
+	go func() {
+		h, err := acquire(ctx, try)
+		resc <- result{h, err}
+	}()
+	select {
+	case r := <-resc:
+		return r.h, r.err
+	case <-ctx.Done():
+	}
+	grace := time.NewTimer(acquireGrace)
+	defer grace.Stop()
+	select {
+	case r := <-resc:
+		return r.h, r.err
+	case <-grace.C:
+	}
+	a.log.Warn("zklock: acquire did not stop after its deadline; closing the session")
+	s.Close() // its nodes go with it; pending requests fail at once
+	grace.Reset(acquireGrace)
+	select {
+	case r := <-resc:
+		if r.h != nil {
+			_ = r.h.Release()
+		}
+	case <-grace.C:
+	}
+	return nil, context.Cause(ctx)
+}
+
+// notAcquired reports why the lock was not taken and returns 3 for a
+// timeout, a taken lock under --try or a signal, 1 for errors.
+func (a *app) notAcquired(inv *invocation, err error) int {
+	var sig *interrupted
+	switch {
+	case errors.Is(err, zklock.ErrLocked):
+		a.errorf("%s is held by another participant (--try): not acquired", inv.path)
+		return exitNotAcquired
+	case errors.Is(err, context.DeadlineExceeded):
+		bound := inv.cfg.timeout
+		if bound == 0 {
+			bound = defaultConnectBound
+		}
+		a.errorf("%s not acquired within %v", inv.path, bound)
+		return exitNotAcquired
+	case errors.As(err, &sig):
+		a.errorf("%s not acquired: %v", inv.path, sig)
+		return exitNotAcquired
+	}
+	a.errorf("%s: %v", inv.path, err)
+	return exitCode(err)
+}
+
+// unreachable applies --on-unreachable when no server answered in time.
+//
+// Hook: with "run", CMD is to run anyway, unlocked, with ZKLOCK_UNLOCKED=1
+// and no node or token (cli.md). That behaviour is not implemented yet, so
+// both policies fail safe for now: exit 1 without running CMD.
+func (a *app) unreachable(inv *invocation, err error) int {
+	if inv.cfg.onUnreachable == onUnreachableRun {
+		a.errorf("%v; --on-unreachable run is not implemented yet: CMD was not run", err)
+		return exitError
+	}
+	a.errorf("%v; CMD was not run", err)
+	return exitError
+}
+
+// cannotStart reports a CMD that cannot be run (126) or found (127).
+func (a *app) cannotStart(err error) int {
+	a.errorf("%v", err)
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		return exitNotFound
+	}
+	return exitCannotExec
+}
+
+// holdUntilSignal is the no-CMD mode: print "NODE TOKEN", then hold until a
+// signal (release, exit 0) or the loss of the lock (exit 4).
+func (a *app) holdUntilSignal(h *zklock.Hold) int {
+	if _, err := fmt.Fprintf(a.stdout, "%s %d\n", h.Node(), h.Token()); err != nil {
+		a.errorf("write stdout: %v", err)
+		return exitError
+	}
+	select {
+	case sig := <-a.signals:
+		a.log.Info("zklock: releasing on signal", "signal", signalName(sig))
+		return exitOK
+	case <-h.Done():
+		a.errorf("lock lost: %s: %v", h.Node(), h.Err())
+		return exitLost
+	}
+}
+
+// release deletes the hold's node and closes the session. The delete waits
+// at most one session timeout: if the servers cannot be reached by then,
+// the node goes when the session expires.
+func (a *app) release(s *zklock.Session, h *zklock.Hold, cfg *config) {
+	errc := make(chan error, 1)
+	go func() { errc <- h.Release() }()
+	t := time.NewTimer(cfg.sessionTimeout)
+	defer t.Stop()
+	select {
+	case err := <-errc:
+		switch {
+		case err == nil:
+			a.log.Info("zklock: released", "node", h.Node())
+		case errors.Is(err, zklock.ErrLost):
+			// Reported already; the node, if any, goes with the session.
+		default:
+			a.errorf("release %s: %v (the node goes when the session ends)", h.Node(), err)
+		}
+	case <-t.C:
+		a.errorf("release %s: no answer from ZooKeeper within %v (the node goes when the session expires)",
+			h.Node(), cfg.sessionTimeout)
+	}
+	s.Close() // also unblocks a Release still waiting
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/zklock/zklock"
+)
+
+// statusJSON is the `status --json` object of cli.md; the field order is
+// the contract's.
+type statusJSON struct {
+	Path         string            `json:"path"`
+	Participants []participantJSON `json:"participants"`
+}
+
+type participantJSON struct {
+	Node         string `json:"node"`
+	Kind         string `json:"kind"`
+	Sequence     int32  `json:"sequence"`
+	FencingToken int64  `json:"fencing_token"`
+	Session      string `json:"session"`
+	Holds        bool   `json:"holds"`
+	Data         string `json:"data"`
+}
+
+func newStatus(path string, ps []zklock.Participant) statusJSON {
+	st := statusJSON{Path: path, Participants: make([]participantJSON, 0, len(ps))}
+	for _, p := range ps {
+		st.Participants = append(st.Participants, participantJSON{
+			Node:         p.Node,
+			Kind:         string(p.Kind),
+			Sequence:     p.Sequence,
+			FencingToken: p.Token,
+			Session:      sessionHex(p.Session),
+			Holds:        p.Holds,
+			Data:         dataText(p.Data),
+		})
+	}
+	return st
+}
+
+// sessionHex formats a session id (ephemeralOwner) as ZooKeeper does: 0x...
+func sessionHex(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }
+
+// dataText is a node's data as text, or base64 if it is not UTF-8.
+func dataText(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// runStatus is `zklock status PATH [--json]`. It connects, lists the
+// participants and prints them; a missing path has none. Everything is
+// bounded by --timeout (10s if 0); failures exit 1.
+func runStatus(a *app, inv *invocation) int {
+	ctx, stop := a.interruptible(context.Background())
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, inv.cfg.connectBound())
+	defer cancel()
+
+	s, err := a.connect(ctx, &inv.cfg)
+	if err != nil {
+		a.errorf("status %s: %v", inv.path, err)
+		return exitError
+	}
+	defer s.Close()
+	type result struct {
+		ps  []zklock.Participant
+		err error
+	}
+	resc := make(chan result, 1)
+	go func() {
+		ps, err := zklock.Participants(ctx, s, inv.path)
+		resc <- result{ps, err}
+	}()
+	var r result
+	select {
+	case r = <-resc:
+	case <-ctx.Done():
+		s.Close() // a request queued on a dead connection does not see ctx
+		<-resc
+		r.err = context.Cause(ctx)
+	}
+	if r.err != nil {
+		if errors.Is(r.err, context.DeadlineExceeded) {
+			r.err = fmt.Errorf("no answer from ZooKeeper within %v", inv.cfg.connectBound())
+		}
+		a.errorf("status %s: %v", inv.path, r.err)
+		if errors.Is(r.err, zklock.ErrInvalidPath) {
+			return exitUsage
+		}
+		return exitError
+	}
+	st := newStatus(inv.path, r.ps)
+	if inv.opts.json {
+		err = writeStatusJSON(a.stdout, st)
+	} else {
+		err = writeStatusTable(a.stdout, st)
+	}
+	if err != nil {
+		a.errorf("write stdout: %v", err)
+		return exitError
+	}
+	return exitOK
+}
+
+func writeStatusJSON(w io.Writer, st statusJSON) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(st)
+}
+
+// writeStatusTable prints the same as the JSON, as an aligned table.
+func writeStatusTable(w io.Writer, st statusJSON) error {
+	if _, err := fmt.Fprintf(w, "%s: %d participant(s)\n", st.Path, len(st.Participants)); err != nil {
+		return err
+	}
+	if len(st.Participants) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tKIND\tSEQUENCE\tFENCING_TOKEN\tSESSION\tHOLDS\tDATA")
+	for _, p := range st.Participants {
+		holds := "-"
+		if p.Holds {
+			holds = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", p.Node, p.Kind, p.Sequence, p.FencingToken,
+			p.Session, holds, printable(p.Data))
+	}
+	return tw.Flush()
+}
+
+// printable quotes data that would break the table (tabs, newlines, other
+// control characters).
+func printable(s string) string {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+const usageHead = `zklock runs a command while holding a ZooKeeper lock, and shows who holds a lock.
+Locks are the zklock library's recipes, wire-compatible with Apache Curator (and kazoo).
+
+Usage:
+  zklock [flags] VERB [flags] ARGS...
+
+Verbs:
+`
+
+const usageTail = `
+PATH is a znode path; without a leading "/" it is placed under /locks/
+("zklock lock nightly-backup" uses /locks/nightly-backup).
+
+Flags go before or after the verb; for a holding verb they may also follow
+PATH. The first argument after PATH that is not a flag starts CMD; put "--"
+before a CMD that starts with "-".
+
+A holding verb connects, takes the lock (waiting, or with --try only if it is
+free now), then runs CMD with these variables added to its environment:
+  ZKLOCK_PATH            the lock path (after the /locks/ rule)
+  ZKLOCK_NODE            full path of the znode this process holds
+  ZKLOCK_FENCING_TOKEN   czxid of that znode, in decimal: greater than every earlier holder's
+SIGINT, SIGTERM and SIGHUP sent to zklock are forwarded to CMD (to its process
+group, unless stdin is a terminal). If the lock is lost while CMD runs, CMD gets
+SIGTERM, then SIGKILL after --kill-grace. The node is deleted and the session
+closed before zklock exits. With no CMD, zklock prints "NODE TOKEN" on one line
+and holds until SIGINT, SIGTERM or SIGHUP (then releases and exits 0) or until
+the lock is lost (exit 4).
+
+--timeout bounds connecting and waiting together. With --timeout 0, connecting
+is bounded by 10s, and so is the single attempt of --try.
+
+Environment (a flag given on the command line wins; an empty variable is unset):
+  ZKLOCK_SERVERS           --servers
+  ZKLOCK_SESSION_TIMEOUT   --session-timeout
+  ZKLOCK_TIMEOUT           --timeout
+  ZKLOCK_AUTH              --auth
+  ZKLOCK_ON_UNREACHABLE    --on-unreachable
+
+Exit status:
+  CMD's     CMD ran and exited on its own while the lock was held
+            (128+S if CMD was killed by signal S)
+  0         no CMD: released after SIGINT/SIGTERM/SIGHUP; status: printed
+  1         error: cannot connect, ZooKeeper refused an operation, bad ACL or auth
+  2         usage: bad flag, bad path, missing argument, verb not yet available
+  3         not acquired: --timeout elapsed, --try found the lock taken, or a
+            signal (SIGINT/SIGTERM/SIGHUP) arrived while waiting; CMD did not run
+  4         the lock was lost while CMD ran (CMD was signalled)
+  126, 127  CMD could not be started, or was not found; the lock was not taken
+`
+
+// writeUsage prints the usage: verbs from the command table, flags from the
+// settings table, then the fixed text.
+func writeUsage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString(usageHead)
+	for _, v := range verbs {
+		syn := v.name + " " + v.args
+		if len(syn) > 34 {
+			fmt.Fprintf(&b, "  %s\n  %-34s  %s", syn, "", v.summary)
+		} else {
+			fmt.Fprintf(&b, "  %-34s  %s", syn, v.summary)
+		}
+		if !v.available() {
+			b.WriteString(" [not yet available]")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\nFlags:\n")
+	for _, s := range settings {
+		line := fmt.Sprintf("--%s %s", s.flag, s.meta)
+		def := ""
+		if s.def != "" {
+			def = " (default " + s.def + ")"
+		}
+		help := strings.ReplaceAll(s.help, "\n", "\n"+strings.Repeat(" ", 31))
+		fmt.Fprintf(&b, "  %-28s %s%s\n", line, help, def)
+	}
+	fmt.Fprintf(&b, "  %-28s %s\n", "--try", "do not wait: take the lock only if it is free now")
+	fmt.Fprintf(&b, "  %-28s %s\n", "-v", "log state changes (connected, suspended, lost) to stderr")
+	fmt.Fprintf(&b, "  %-28s %s\n", "--leases N", "semaphore: number of leases")
+	fmt.Fprintf(&b, "  %-28s %s\n", "--id ID, --requeue", "elect: participant id; campaign again after CMD ends")
+	fmt.Fprintf(&b, "  %-28s %s\n", "--json", "status: print one JSON object")
+	b.WriteString(usageTail)
+	_, _ = io.WriteString(w, b.String())
+}
