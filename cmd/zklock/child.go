@@ -68,8 +68,8 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 		case <-done:
 			done = nil
 			lost = true
-			a.errorf("lock lost while %s ran: %v; sending SIGTERM, SIGKILL after %v",
-				inv.cmd[0], h.Err(), inv.cfg.killGrace)
+			a.errorf("%s: %v while %s ran; sending it SIGTERM, SIGKILL after %v",
+				h.Node(), h.Err(), inv.cmd[0], inv.cfg.killGrace)
 			c.signal(syscall.SIGTERM)
 			t := time.NewTimer(inv.cfg.killGrace)
 			defer t.Stop()
@@ -87,7 +87,7 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 			}
 			if !lost && isLost(h) { // lost just as the child exited: its work was not covered
 				lost = true
-				a.errorf("lock lost while %s ran: %v", inv.cmd[0], h.Err())
+				a.errorf("%s: %v while %s ran", h.Node(), h.Err(), inv.cmd[0])
 			}
 			if !lost {
 				a.log.Info("zklock: child exited", "status", code)

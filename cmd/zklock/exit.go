@@ -71,10 +71,10 @@ func (a *app) fail(err error) int {
 	return code
 }
 
-// errorf prints one "zklock: ..." line on stderr. Library errors already
-// carry the prefix; it is not doubled.
+// errorf prints one "zklock: ..." line on stderr. Library errors carry the
+// same prefix at every level of wrapping; it is printed once.
 func (a *app) errorf(format string, args ...any) {
-	msg := strings.TrimPrefix(fmt.Sprintf(format, args...), "zklock: ")
+	msg := strings.ReplaceAll(fmt.Sprintf(format, args...), "zklock: ", "")
 	fmt.Fprintln(a.stderr, "zklock: "+msg)
 }
 

@@ -205,7 +205,7 @@ func (a *app) holdUntilSignal(h *zklock.Hold) int {
 		a.log.Info("zklock: releasing on signal", "signal", signalName(sig))
 		return exitOK
 	case <-h.Done():
-		a.errorf("lock lost: %s: %v", h.Node(), h.Err())
+		a.errorf("%s: %v", h.Node(), h.Err())
 		return exitLost
 	}
 }
