@@ -137,7 +137,7 @@ func indexOf(cs []contender, name string) int {
 // random lowercase dashed UUID + "-", 40 characters.
 func protectedPrefix() string {
 	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails: crypto/rand crashes the program rather than return an error
+	_, _ = rand.Read(b[:])  // never fails: crypto/rand crashes the program rather than return an error
 	b[6] = b[6]&0x0f | 0x40 // version 4
 	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
 	h := hex.EncodeToString(b[:])

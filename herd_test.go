@@ -1,0 +1,97 @@
+package zklock_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
+)
+
+const opPing = 11
+
+// requestsPerHandoff queues n waiters on one lock, all in one session behind
+// a counting proxy, and returns the ZooKeeper requests (pings aside) that
+// each of k handoffs costs, release included.
+func requestsPerHandoff(t *testing.T, c *zktest.Cluster, n, k int) float64 {
+	p := c.Proxy(t)
+	s := connect(t, c, zklock.WithDialer(p.Dialer()))
+	path := "/locks/herd"
+	ctx, cancel := context.WithCancel(context.Background())
+	acquired := make(chan *zklock.Hold, n+1)
+	errs := make(chan error, n+1)
+	for range n + 1 {
+		m := newMutex(t, s, path)
+		go func() {
+			h, err := m.Lock(ctx)
+			if err != nil {
+				errs <- err
+				return
+			}
+			acquired <- h
+		}()
+	}
+	defer func() {
+		cancel()
+		for range n - k { // every waiter that is left returns: cancelled, or acquired just before
+			select {
+			case <-errs:
+			case h := <-acquired:
+				_ = h.Release()
+			case <-time.After(30 * time.Second):
+				t.Error("a cancelled waiter did not return")
+				return
+			}
+		}
+	}()
+	h := <-acquired
+	// Every waiter is parked once the server holds one watch per waiter.
+	require.Eventually(t, func() bool {
+		out, err := c.FourLetter(0, "wchs")
+		return err == nil && strings.Contains(out, fmt.Sprintf("Total watches:%d\n", n))
+	}, time.Minute, 20*time.Millisecond)
+	total := func() int {
+		sum := 0
+		for op, c := range p.Requests() {
+			if op != opPing {
+				sum += c
+			}
+		}
+		return sum
+	}
+	before := total()
+	for range k {
+		require.NoError(t, h.Release())
+		select {
+		case h = <-acquired:
+		case err := <-errs:
+			t.Fatal(err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("handoff stalled")
+		}
+	}
+	perHandoff := float64(total()-before) / float64(k)
+	t.Logf("%d waiters: requests by opcode during %d handoffs: %v", n, k, p.Requests())
+	require.NoError(t, h.Release())
+	return perHandoff
+}
+
+func TestIntegration_HandoffCostIsConstant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("queues 1000 waiters")
+	}
+	c := zktest.Start(t)
+	small := requestsPerHandoff(t, c, 10, 8)
+	large := requestsPerHandoff(t, c, 1000, 8)
+	t.Logf("ZooKeeper requests per handoff: %.2f at 10 waiters, %.2f at 1000", small, large)
+	// A handoff is the holder's delete plus, at most, one listing by the next
+	// holder (none when it was already next in line when it listed).
+	require.LessOrEqual(t, small, 2.0)
+	require.LessOrEqual(t, large, 2.0, "a handoff must cost the same whatever the queue length")
+	require.InDelta(t, small, large, 0.5)
+}
