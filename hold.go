@@ -44,6 +44,8 @@ type hold struct {
 	cancel   context.CancelCauseFunc
 	onEnd    func() // the recipe's own clean-up at the last release or loss
 
+	revoked chan struct{} // closed when revocation is requested; nil if not revocable
+
 	mu    sync.Mutex
 	count int
 	ended bool
@@ -69,6 +71,10 @@ func (s *Session) newHold(ctx context.Context, q *queue, e *entry, start time.Ti
 	if err := s.register(h); err != nil {
 		h.cancel(err)
 		return nil, err
+	}
+	if q.cfg.revocable {
+		h.revoked = make(chan struct{})
+		s.bg.Go(h.watchRevocation)
 	}
 	s.log.Debug("zklock: acquired", "path", q.path, "node", h.node, "token", h.token)
 	s.observe(Event{Kind: EventAcquired, Path: q.path, Node: h.node, Token: h.token, Wait: time.Since(start)})

@@ -39,7 +39,7 @@ func newQueue(s *Session, lockPath, dir, mark string, opts []Option) (queue, err
 	if s == nil {
 		return queue{}, fmt.Errorf("%w: nil session", ErrInvalidArgument)
 	}
-	if err := validatePath(lockPath); err != nil {
+	if err := ValidatePath(lockPath); err != nil {
 		return queue{}, err
 	}
 	return queue{s: s, path: lockPath, dir: dir, mark: mark, cfg: newLockConfig(opts)}, nil

@@ -144,9 +144,10 @@ func protectedPrefix() string {
 	return "_c_" + h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32] + "-"
 }
 
-// validatePath checks a lock path: absolute, no trailing slash, no empty,
-// "." or ".." element, no NUL.
-func validatePath(p string) error {
+// ValidatePath checks a lock path as every constructor does: absolute, not
+// the root, no trailing slash, no empty, "." or ".." element, no NUL. It
+// returns an error wrapping ErrInvalidPath.
+func ValidatePath(p string) error {
 	if p == "" || p[0] != '/' || p == "/" || strings.HasSuffix(p, "/") || strings.ContainsRune(p, 0) {
 		return fmt.Errorf("%w: %q", ErrInvalidPath, p)
 	}

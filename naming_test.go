@@ -116,10 +116,10 @@ func TestProtectedPrefix(t *testing.T) {
 
 func TestValidatePath(t *testing.T) {
 	for _, p := range []string{"/a", "/locks/a", "/locks/a-b_c.d"} {
-		require.NoError(t, validatePath(p), p)
+		require.NoError(t, ValidatePath(p), p)
 	}
 	for _, p := range []string{"", "/", "a", "locks/a", "/a/", "//a", "/a//b", "/a/./b", "/a/../b", "/a\x00b"} {
-		require.ErrorIs(t, validatePath(p), ErrInvalidPath, "%q", p)
+		require.ErrorIs(t, ValidatePath(p), ErrInvalidPath, "%q", p)
 	}
 }
 

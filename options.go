@@ -123,9 +123,10 @@ func WithRetry(b Backoff) SessionOption {
 type Option func(*lockConfig)
 
 type lockConfig struct {
-	data    []byte
-	dataSet bool
-	acl     []zk.ACL
+	data      []byte
+	dataSet   bool
+	acl       []zk.ACL
+	revocable bool
 }
 
 func newLockConfig(opts []Option) lockConfig {
@@ -133,7 +134,10 @@ func newLockConfig(opts []Option) lockConfig {
 	for _, o := range opts {
 		o(&c)
 	}
-	if !c.dataSet {
+	switch {
+	case c.revocable:
+		c.data = []byte{} // Curator's revocable nodes are empty; only __REVOKE__ is ever written
+	case !c.dataSet:
 		c.data = []byte(hostAddress())
 	}
 	return c
@@ -168,3 +172,12 @@ var hostAddress = sync.OnceValue(func() string {
 	}
 	return "127.0.0.1"
 })
+
+// WithRevocable makes the lock revocable, as Curator's makeRevocable does:
+// the node is created with empty data (WithData is ignored) and watched, and
+// when anyone asks for revocation (Revoke, Curator's Revoker.attemptRevoke,
+// `zklock revoke`) the hold's Revoked channel closes. Revocation is
+// advisory: the holder decides whether and when to release. Default: off.
+func WithRevocable() Option {
+	return func(c *lockConfig) { c.revocable = true }
+}

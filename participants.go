@@ -29,7 +29,7 @@ func Participants(ctx context.Context, s *Session, path string) ([]Participant, 
 	if s == nil {
 		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)
 	}
-	if err := validatePath(path); err != nil {
+	if err := ValidatePath(path); err != nil {
 		return nil, err
 	}
 	ps, err := participants(ctx, s, path, anyRecipe)

@@ -1,6 +1,7 @@
 package zklock
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -73,12 +74,15 @@ type Session struct {
 	lossFired bool    // the loss limit fired during the current suspension
 	pending   []Event // state changes to report once mu is released
 	quit      chan struct{}
+	ready     chan struct{} // closed once the credentials are in place
+	authErr   error         // why they are not, set before ready closes
 	bg        sync.WaitGroup
 	cleaner   cleaner
 }
 
 // Connect opens a session to the given servers ("host:port" each) and returns
-// at once; operations wait for the connection as go-zookeeper's do. The
+// at once, without waiting for a server; operations wait for the connection
+// (see WaitConnected). The
 // session reconnects on its own and, after an expiry, establishes a new
 // ZooKeeper session: holds taken under the old one are then lost.
 func Connect(servers []string, opts ...SessionOption) (*Session, error) {
@@ -117,13 +121,66 @@ func Connect(servers []string, opts ...SessionOption) (*Session, error) {
 		return nil, fmt.Errorf("zklock: connect: %w", err)
 	}
 	s.conn = conn
-	for _, a := range cfg.auth {
-		if err := conn.AddAuth(a.scheme, a.cred); err != nil {
-			conn.Close()
-			return nil, fmt.Errorf("zklock: add auth %q: %w", a.scheme, err)
+	s.ready = make(chan struct{})
+	s.bg.Go(s.authenticate)
+	return s, nil
+}
+
+// authenticate sends the session's credentials once a server answers, and
+// then opens the session to the recipes (see ready). go-zookeeper sends them
+// again after every reconnect.
+func (s *Session) authenticate() {
+	defer close(s.ready)
+	for _, a := range s.cfg.auth {
+		for attempt := 0; ; attempt++ {
+			err := s.conn.AddAuth(a.scheme, a.cred)
+			if err == nil {
+				break
+			}
+			if !isConnErr(err) && !errors.Is(err, zk.ErrSessionExpired) {
+				s.authErr = fmt.Errorf("zklock: add auth %q: %w", a.scheme, err)
+				return
+			}
+			if s.cfg.retry.sleep(quitContext{s.quit}, attempt) != nil {
+				s.authErr = ErrClosed
+				return
+			}
 		}
 	}
-	return s, nil
+}
+
+// waitReady waits until the session's credentials are in place, so that no
+// node is created before the server knows who creates it.
+func (s *Session) waitReady(ctx context.Context) error {
+	select {
+	case <-s.ready:
+		return s.authErr
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// WaitConnected waits until the session is connected (and its credentials,
+// if any, are accepted), ctx ends, or the session is closed. It does not
+// have to be called: operations wait for the connection on their own.
+func (s *Session) WaitConnected(ctx context.Context) error {
+	if err := s.waitReady(ctx); err != nil {
+		return err
+	}
+	for {
+		state, _, changed := s.snapshot()
+		switch state {
+		case StateConnected:
+			return nil
+		case StateClosed:
+			return ErrClosed
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
 }
 
 // Conn returns the underlying go-zookeeper connection, for fenced writes

@@ -20,6 +20,11 @@ type queue struct {
 	read bool   // our nodes share with other readers
 	cfg  lockConfig
 
+	// fixed, when set, names our node exactly (after the protected prefix
+	// and the marker) and makes it ephemeral but not sequential: Curator
+	// 5.5's downgrade read node reuses its write node's sequence this way.
+	fixed string
+
 	// decide says whether the contender at index ours holds and, if not,
 	// which contender to watch.
 	decide func(cs []contender, ours int) (holds bool, watch int)
@@ -55,6 +60,9 @@ func exclusive(_ []contender, ours int) (bool, int) {
 // Every failure deletes the node it created (in the background if the
 // connection is down).
 func (q *queue) acquire(ctx context.Context, try bool) (_ *entry, err error) {
+	if err := q.s.waitReady(ctx); err != nil {
+		return nil, err
+	}
 	if try {
 		if err := q.wouldWait(); err != nil {
 			return nil, err
@@ -144,7 +152,11 @@ func (q *queue) create(ctx context.Context) (*entry, error) {
 			}
 			ambiguous = false
 		}
-		p, err := conn.Create(q.dir+"/"+prefix+q.mark, q.cfg.data, zk.FlagEphemeral|zk.FlagSequence, q.cfg.acl)
+		name, flags := q.dir+"/"+prefix+q.mark, int32(zk.FlagEphemeral|zk.FlagSequence)
+		if q.fixed != "" {
+			name, flags = name+q.fixed, zk.FlagEphemeral
+		}
+		p, err := conn.Create(name, q.cfg.data, flags, q.cfg.acl)
 		switch {
 		case err == nil:
 			if _, now, _ := q.s.snapshot(); now != sid {

@@ -1,0 +1,52 @@
+# zklock: every target installs what it needs (Debian/Ubuntu, as root).
+GO ?= go
+export PATH := $(PATH):/usr/local/go/bin
+
+.PHONY: all deps test unittest vet demo zk-start zk-stop bench reliability reliability-negative soak fmt
+
+all: test
+
+## deps: install ZooKeeper, a JDK, Curator and kazoo when missing
+deps:
+	@scripts/install-deps.sh
+
+## test: go vet and the whole test suite with the race detector (real ZooKeeper)
+test: deps vet
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+## unittest: the tests that need no ZooKeeper
+unittest:
+	$(GO) test -count=1 -skip Integration ./...
+
+vet:
+	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	$(GO) vet ./...
+
+## demo: leader-only job runners against a local ZooKeeper it starts itself
+demo: deps
+	@scripts/demo.sh
+
+## zk-start / zk-stop: a development ZooKeeper on 127.0.0.1:2181
+zk-start: deps
+	@scripts/zk-dev.sh start
+zk-stop:
+	@scripts/zk-dev.sh stop
+
+## bench: zklock against Curator, kazoo, go-zookeeper and the ZooKeeper floors
+bench: deps
+	@scripts/bench.sh
+
+## reliability: the fault-injection suite at short durations (<= 10 min)
+reliability: deps
+	@scripts/reliability.sh short
+
+## reliability-negative: deliberately broken variants the checkers must catch
+reliability-negative: deps
+	@scripts/reliability.sh negative
+
+## soak: the fault-injection suite at the plan's durations
+soak: deps
+	@scripts/reliability.sh soak
+
+fmt:
+	gofmt -w .
