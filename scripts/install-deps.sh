@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what zklock's tests need, only if something is missing:
 #   zookeeper               ZooKeeper 3.8 server jars (zktest starts them)
-#   default-jdk-headless    java, unless a java is already on PATH
+#   default-jdk-headless    java and javac, unless both are already on PATH
 #   libcurator-recipes-java Apache Curator, for wire-compatibility tests
 #   python3-kazoo           kazoo, for wire-compatibility tests
 # Idempotent: a machine that has everything is left untouched (no apt-get
@@ -17,7 +17,7 @@ missing=()
 if ! installed zookeeper || [ ! -f /usr/share/java/zookeeper.jar ]; then
 	missing+=(zookeeper)
 fi
-if ! command -v java >/dev/null 2>&1; then
+if ! command -v java >/dev/null 2>&1 || ! command -v javac >/dev/null 2>&1; then
 	missing+=(default-jdk-headless)
 fi
 for p in libcurator-recipes-java python3-kazoo; do
