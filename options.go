@@ -127,6 +127,7 @@ type lockConfig struct {
 	dataSet   bool
 	acl       []zk.ACL
 	revocable bool
+	requeue   bool // leader election: campaign again after each term (see WithRequeue)
 }
 
 func newLockConfig(opts []Option) lockConfig {
