@@ -67,6 +67,9 @@ func (s *Session) newHold(ctx context.Context, q *queue, e *entry, start time.Ti
 		node: e.node(), token: e.stat.Czxid, sid: e.stat.EphemeralOwner,
 		acquired: time.Now(), count: 1,
 	}
+	if q.token != 0 {
+		h.token = q.token
+	}
 	h.ctx, h.cancel = context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), h.key, h))
 	if err := s.register(h); err != nil {
 		h.cancel(err)

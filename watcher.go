@@ -25,6 +25,11 @@ type queue struct {
 	// 5.5's downgrade read node reuses its write node's sequence this way.
 	fixed string
 
+	// token, when nonzero, is the fencing token of the holds this queue
+	// makes, instead of their node's czxid: a downgraded read hold keeps
+	// its write hold's token, so every later holder's token stays greater.
+	token int64
+
 	// decide says whether the contender at index ours holds and, if not,
 	// which contender to watch.
 	decide func(cs []contender, ours int) (holds bool, watch int)
