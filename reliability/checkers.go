@@ -1,0 +1,325 @@
+package reliability
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Fault names in the nemesis log.
+const (
+	FaultPauseClient     = "pause-client"     // SIGSTOP of a worker process
+	FaultBlackholeClient = "blackhole-client" // the worker's proxy drops everything
+	FaultKillLeader      = "kill-leader"
+	FaultKillFollower    = "kill-follower"
+	FaultPauseLeader     = "pause-leader"
+	FaultAllDown         = "all-servers-down"
+	FaultExpire          = "expire-session"
+	FaultDropCreate      = "drop-create-reply"
+	FaultReapParent      = "reap-parent"
+)
+
+// Violation is one checker finding.
+type Violation struct {
+	Checker string `json:"checker"`
+	Detail  string `json:"detail"`
+}
+
+// CheckConfig holds the bounds of the timing checkers.
+type CheckConfig struct {
+	// PauseGrace: how long after SIGCONT a paused holder may keep believing
+	// it holds (C1): it must see the loss within this bound.
+	PauseGrace time.Duration
+	// Recovery: how long after a fault heals the system may still be slow
+	// (C4): T_session + 2 elections + 2 s in the plan.
+	Recovery time.Duration
+	// Idle: the longest time a lock may sit free while someone waits for it
+	// outside fault windows (C4).
+	Idle time.Duration
+}
+
+// FinalState is what the suite observed once every client had closed (C5).
+type FinalState struct {
+	Children map[string][]string `json:"children,omitempty"` // lock path -> children left
+	Watches  map[string]int      `json:"watches,omitempty"`  // server -> total watches (wchs)
+	Errors   []string            `json:"errors,omitempty"`
+}
+
+// Checkers lists C1..C7 in order.
+var Checkers = []string{"C1", "C2", "C3", "C4", "C5", "C6", "C7"}
+
+// CheckAll runs every checker.
+func CheckAll(h *History, final *FinalState, cfg CheckConfig) []Violation {
+	var v []Violation
+	v = append(v, CheckExclusion(h, cfg)...)
+	v = append(v, CheckFencing(h)...)
+	v = append(v, CheckTokens(h)...)
+	v = append(v, CheckLiveness(h, cfg)...)
+	v = append(v, CheckCleanState(final)...)
+	v = append(v, CheckLossTiming(h)...)
+	v = append(v, CheckContracts(h)...)
+	return v
+}
+
+func ms(ns int64) string { return time.Duration(ns).Round(time.Microsecond).String() }
+
+// CheckExclusion is C1: no two valid holds of a lock overlap, where a hold
+// is [Lock returned, min(Release called, loss signal)]. An overlap is
+// tolerated only if the earlier holder's process was SIGSTOPped between its
+// acquire and the later acquire, and its hold ended within PauseGrace of
+// SIGCONT.
+func CheckExclusion(h *History, cfg CheckConfig) []Violation {
+	var out []Violation
+	for lock, acqs := range h.byLock() {
+		var active []*Acq
+		for _, b := range acqs {
+			keep := active[:0]
+			for _, a := range active {
+				if a.End > b.Start {
+					keep = append(keep, a)
+				}
+			}
+			active = keep
+			for _, a := range active {
+				if p, pend := h.paused(a.Worker, a.Start, b.Start); p && a.End != math.MaxInt64 && a.End <= pend+int64(cfg.PauseGrace) {
+					continue
+				}
+				end := "never"
+				if a.End != math.MaxInt64 {
+					end = ms(a.End - b.Start)
+				}
+				out = append(out, Violation{"C1", fmt.Sprintf("%s: %s (token %d) still held when %s (token %d) acquired; ended %s later",
+					lock, a.ID, a.Token, b.ID, b.Token, end)})
+			}
+			active = append(active, b)
+		}
+	}
+	return out
+}
+
+// CheckFencing is C2: in the register's acceptance log, and in the order of
+// the ZooKeeper register's accepted writes (mzxid), no accepted write has a
+// token lower than one accepted before it.
+func CheckFencing(h *History) []Violation {
+	var out []Violation
+	maxReg := map[string]int64{}
+	for _, e := range h.Events {
+		if e.Kind != KindReg || !e.OK {
+			continue
+		}
+		if e.Token < maxReg[e.Lock] {
+			out = append(out, Violation{"C2", fmt.Sprintf("register %s accepted token %d from %s after %d", e.Lock, e.Token, e.Worker, maxReg[e.Lock])})
+		}
+		maxReg[e.Lock] = max(maxReg[e.Lock], e.Token)
+	}
+	var zw []Event
+	for _, e := range h.Events {
+		if e.Kind == KindZKWrite && e.OK {
+			zw = append(zw, e)
+		}
+	}
+	sort.SliceStable(zw, func(i, j int) bool { return zw[i].Zxid < zw[j].Zxid })
+	maxZK := map[string]int64{}
+	for _, e := range zw {
+		if e.Token < maxZK[e.Lock] {
+			out = append(out, Violation{"C2", fmt.Sprintf("zk register of %s accepted token %d (%s, zxid %#x) after %d", e.Lock, e.Token, e.HoldID(), e.Zxid, maxZK[e.Lock])})
+		}
+		maxZK[e.Lock] = max(maxZK[e.Lock], e.Token)
+	}
+	return out
+}
+
+// CheckTokens is C3: a hold's token is the czxid of its node and the node's
+// ephemeralOwner is the hold's session (from the worker's independent read);
+// tokens of a lock's successive holders increase strictly in acquisition
+// order (a holder whose process was paused while acquiring may be stamped
+// late, and is excused).
+func CheckTokens(h *History) []Violation {
+	var out []Violation
+	for _, e := range h.Events {
+		if e.Kind != KindStat || !e.OK {
+			continue
+		}
+		a := h.ByID[e.HoldID()]
+		if a == nil {
+			continue
+		}
+		if e.Czxid != a.Token || e.Owner != a.Session {
+			out = append(out, Violation{"C3", fmt.Sprintf("%s: token %d session %#x but node %s has czxid %d owner %#x",
+				a.ID, a.Token, a.Session, e.Node, e.Czxid, e.Owner)})
+		}
+	}
+	for lock, acqs := range h.byLock() {
+		seen := map[int64]string{}
+		for i, b := range acqs {
+			if prev, dup := seen[b.Token]; dup {
+				out = append(out, Violation{"C3", fmt.Sprintf("%s: %s and %s share token %d", lock, prev, b.ID, b.Token)})
+			}
+			seen[b.Token] = b.ID
+			if i == 0 {
+				continue
+			}
+			a := acqs[i-1]
+			if b.Token > a.Token {
+				continue
+			}
+			if p, _ := h.paused(b.Worker, b.Invoke, b.Start); p {
+				continue
+			}
+			if p, _ := h.paused(a.Worker, a.Invoke, a.Start); p {
+				continue
+			}
+			out = append(out, Violation{"C3", fmt.Sprintf("%s: token %d of %s not above %d of %s acquired before it", lock, b.Token, b.ID, a.Token, a.ID)})
+		}
+	}
+	return out
+}
+
+// CheckLiveness is C4: every Lock call ends (ok or fail); a Lock fails only
+// when the run stops or within Recovery of a fault; and no lock sits free
+// for longer than Idle while someone waits for it, unless a fault (plus
+// Recovery) overlaps that time.
+func CheckLiveness(h *History, cfg CheckConfig) []Violation {
+	var out []Violation
+	rec := int64(cfg.Recovery)
+	type pt struct {
+		t     int64
+		wait  int // +1 invoke, -1 outcome
+		hold  int // +1 start, -1 end
+		order int
+	}
+	pts := map[string][]pt{}
+	for id, inv := range h.Invokes {
+		o, ok := h.Outcome[id]
+		if !ok {
+			out = append(out, Violation{"C4", fmt.Sprintf("%s: Lock on %s never returned", id, inv.Lock)})
+			continue
+		}
+		if o.Kind == KindFail && !stopped(o) && !h.anyFault(inv.T, o.T, rec) {
+			out = append(out, Violation{"C4", fmt.Sprintf("%s: Lock on %s failed outside any fault: %s", id, inv.Lock, o.Err)})
+		}
+		pts[inv.Lock] = append(pts[inv.Lock], pt{t: inv.T, wait: 1}, pt{t: o.T, wait: -1})
+	}
+	for _, a := range h.Acqs {
+		end := a.End
+		if a.Released {
+			end = a.RelT // the lock stays busy until released, even after a loss
+		}
+		pts[a.Lock] = append(pts[a.Lock], pt{t: a.Start, hold: 1})
+		if end != math.MaxInt64 {
+			pts[a.Lock] = append(pts[a.Lock], pt{t: end, hold: -1})
+		}
+	}
+	for lock, ps := range pts {
+		sort.SliceStable(ps, func(i, j int) bool { return ps[i].t < ps[j].t })
+		waiting, holding := 0, 0
+		idleSince := int64(-1)
+		for _, p := range ps {
+			waiting += p.wait
+			holding += p.hold
+			idle := waiting > 0 && holding <= 0
+			switch {
+			case idle && idleSince < 0:
+				idleSince = p.t
+			case !idle && idleSince >= 0:
+				if d := p.t - idleSince; d > int64(cfg.Idle) && !h.anyFault(idleSince, p.t, rec) {
+					out = append(out, Violation{"C4", fmt.Sprintf("%s: free for %s while contenders waited, no fault", lock, ms(d))})
+				}
+				idleSince = -1
+			}
+		}
+	}
+	return out
+}
+
+// CheckCleanState is C5: after every client closed, no node is left under
+// the lock paths and no server holds a watch.
+func CheckCleanState(f *FinalState) []Violation {
+	if f == nil {
+		return nil
+	}
+	var out []Violation
+	for p, cs := range f.Children {
+		if len(cs) > 0 {
+			out = append(out, Violation{"C5", fmt.Sprintf("%s: %d nodes left: %s", p, len(cs), strings.Join(cs, ","))})
+		}
+	}
+	for s, n := range f.Watches {
+		if n > 0 {
+			out = append(out, Violation{"C5", fmt.Sprintf("server %s: %d watches left", s, n)})
+		}
+	}
+	for _, e := range f.Errors {
+		out = append(out, Violation{"C5", e})
+	}
+	return out
+}
+
+// CheckLossTiming is C6: a holder whose process kept running while the
+// network dropped its traffic (blackhole) and that had not released when the
+// blackhole began must get its loss signal before the next holder of the
+// lock acquires.
+func CheckLossTiming(h *History) []Violation {
+	var out []Violation
+	for _, acqs := range h.byLock() {
+		for i, a := range acqs {
+			bh, _ := h.faultOn(FaultBlackholeClient, a.Worker, a.Start, a.End)
+			if !bh || i+1 >= len(acqs) {
+				continue
+			}
+			if p, _ := h.paused(a.Worker, a.Start, a.End); p {
+				continue // C1 judges paused holders
+			}
+			b := acqs[i+1]
+			if a.Released && a.RelT < b.Start && (!a.Lost || a.RelT < a.LossT) {
+				continue // released before anyone else could take it
+			}
+			if !a.Lost || a.LossT >= b.Start {
+				out = append(out, Violation{"C6", fmt.Sprintf("%s: blackholed holder (token %d) had no loss signal before %s acquired", a.ID, a.Token, b.ID)})
+			}
+		}
+	}
+	return out
+}
+
+// CheckContracts is C7: every Lock call has exactly one outcome; a hold has
+// a positive token, a session and a node under its lock path; release and
+// loss refer to a hold and release happens at most once; and every explicit
+// contract check of the run (KindContract) passed.
+func CheckContracts(h *History) []Violation {
+	var out []Violation
+	outcomes := map[string]int{}
+	releases := map[string]int{}
+	for _, e := range h.Events {
+		switch e.Kind {
+		case KindOK, KindFail:
+			outcomes[e.HoldID()]++
+			if outcomes[e.HoldID()] == 2 {
+				out = append(out, Violation{"C7", fmt.Sprintf("%s: Lock returned twice", e.HoldID())})
+			}
+			if _, ok := h.Invokes[e.HoldID()]; !ok {
+				out = append(out, Violation{"C7", fmt.Sprintf("%s: outcome without a Lock call", e.HoldID())})
+			}
+			if e.Kind == KindOK && (e.Token <= 0 || e.Session == 0 || !strings.HasPrefix(e.Node, e.Lock+"/")) {
+				out = append(out, Violation{"C7", fmt.Sprintf("%s: bad hold: token %d session %#x node %q", e.HoldID(), e.Token, e.Session, e.Node)})
+			}
+		case KindRelease, KindLoss:
+			if h.ByID[e.HoldID()] == nil {
+				out = append(out, Violation{"C7", fmt.Sprintf("%s: %s without a hold", e.HoldID(), e.Kind)})
+			}
+			if e.Kind == KindRelease {
+				releases[e.HoldID()]++
+				if releases[e.HoldID()] == 2 {
+					out = append(out, Violation{"C7", fmt.Sprintf("%s: released twice", e.HoldID())})
+				}
+			}
+		case KindContract:
+			if !e.OK {
+				out = append(out, Violation{"C7", fmt.Sprintf("contract %s: %s", e.Name, e.Err)})
+			}
+		}
+	}
+	return out
+}

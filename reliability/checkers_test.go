@@ -1,0 +1,188 @@
+package reliability
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+const L = "/r/lock-0"
+
+// hist builds a history from compact steps; times are milliseconds.
+type hist []Event
+
+func (h *hist) add(ms int64, e Event) *hist {
+	e.T = ms * int64(time.Millisecond)
+	if e.Lock == "" && e.Kind != KindFaultStart && e.Kind != KindFaultEnd && e.Kind != KindContract {
+		e.Lock = L
+	}
+	*h = append(*h, e)
+	return h
+}
+
+// acq adds a complete acquisition: invoke at inv, ok at start with token,
+// release at end (0: none).
+func (h *hist) acq(w string, op int64, inv, start, end, token int64) *hist {
+	base := Event{Worker: w, Client: 1, Op: op}
+	e := base
+	e.Kind = KindInvoke
+	h.add(inv, e)
+	e = base
+	e.Kind, e.Token, e.Session, e.Node = KindOK, token, 0x100+token, L+"/n"
+	h.add(start, e)
+	e = base
+	e.Kind, e.Czxid, e.Owner, e.OK, e.Node = KindStat, token, 0x100+token, true, L+"/n"
+	h.add(start, e)
+	if end > 0 {
+		e = base
+		e.Kind = KindRelease
+		h.add(end, e)
+	}
+	return h
+}
+
+func (h *hist) fault(name, target string, from, to int64) *hist {
+	h.add(from, Event{Kind: KindFaultStart, Fault: name, Target: target})
+	return h.add(to, Event{Kind: KindFaultEnd, Fault: name, Target: target})
+}
+
+var cfg = CheckConfig{PauseGrace: 5 * time.Second, Recovery: 5 * time.Second, Idle: 2 * time.Second}
+
+func only(t *testing.T, v []Violation, checker string) {
+	t.Helper()
+	require.NotEmpty(t, v, "checker %s accepted a bad history", checker)
+	for _, x := range v {
+		require.Equal(t, checker, x.Checker, x.Detail)
+	}
+}
+
+func good() *hist {
+	h := &hist{}
+	return h.acq("w1", 1, 0, 10, 20, 100).acq("w2", 1, 5, 25, 40, 200).acq("w1", 2, 21, 45, 50, 300)
+}
+
+func TestCheckersAcceptGoodHistory(t *testing.T) {
+	h := Analyze(*good())
+	require.Empty(t, CheckAll(h, &FinalState{Children: map[string][]string{L: nil}, Watches: map[string]int{"0": 0}}, cfg))
+	require.Equal(t, 3, h.Acquisitions())
+}
+
+func TestC1RejectsOverlap(t *testing.T) {
+	h := &hist{}
+	h.acq("w1", 1, 0, 10, 30, 100).acq("w2", 1, 5, 20, 40, 200)
+	only(t, CheckExclusion(Analyze(*h), cfg), "C1")
+}
+
+func TestC1ToleratesPausedHolderOnly(t *testing.T) {
+	h := &hist{}
+	h.acq("w1", 1, 0, 10, 3000, 100).acq("w2", 1, 5, 2500, 2600, 200).fault(FaultPauseClient, "w1", 100, 2900)
+	require.Empty(t, CheckExclusion(Analyze(*h), cfg))
+	// Paused, but still believing it holds long after SIGCONT: rejected.
+	h = &hist{}
+	h.acq("w1", 1, 0, 10, 9000, 100).acq("w2", 1, 5, 2500, 2600, 200).fault(FaultPauseClient, "w1", 100, 2900)
+	only(t, CheckExclusion(Analyze(*h), cfg), "C1")
+	// A pause of another worker excuses nothing.
+	h = &hist{}
+	h.acq("w1", 1, 0, 10, 3000, 100).acq("w2", 1, 5, 2500, 2600, 200).fault(FaultPauseClient, "w3", 100, 2900)
+	only(t, CheckExclusion(Analyze(*h), cfg), "C1")
+}
+
+func TestC1LossEndsHold(t *testing.T) {
+	h := &hist{}
+	h.acq("w1", 1, 0, 10, 3000, 100).acq("w2", 1, 5, 2500, 2600, 200)
+	h.add(2000, Event{Kind: KindLoss, Worker: "w1", Client: 1, Op: 1})
+	require.Empty(t, CheckExclusion(Analyze(*h), cfg))
+}
+
+func TestC2RejectsStaleAcceptedWrite(t *testing.T) {
+	h := &hist{}
+	h.add(1, Event{Kind: KindReg, Lock: "lock-0", Token: 200, OK: true})
+	h.add(2, Event{Kind: KindReg, Lock: "lock-0", Token: 100, OK: false}) // rejected: fine
+	h.add(3, Event{Kind: KindReg, Lock: "lock-0", Token: 200, OK: true})  // equal: fine
+	require.Empty(t, CheckFencing(Analyze(*h)))
+	h.add(4, Event{Kind: KindReg, Lock: "lock-0", Token: 100, OK: true})
+	only(t, CheckFencing(Analyze(*h)), "C2")
+
+	z := &hist{}
+	z.add(1, Event{Kind: KindZKWrite, Token: 200, Zxid: 10, OK: true})
+	z.add(2, Event{Kind: KindZKWrite, Token: 100, Zxid: 5, OK: true}) // earlier in zxid order: fine
+	require.Empty(t, CheckFencing(Analyze(*z)))
+	z.add(3, Event{Kind: KindZKWrite, Token: 150, Zxid: 11, OK: true})
+	only(t, CheckFencing(Analyze(*z)), "C2")
+}
+
+func TestC3RejectsTokenRegressionAndWrongCzxid(t *testing.T) {
+	h := &hist{}
+	h.acq("w1", 1, 0, 10, 20, 300).acq("w2", 1, 5, 25, 40, 200)
+	only(t, CheckTokens(Analyze(*h)), "C3")
+
+	h = &hist{}
+	h.acq("w1", 1, 0, 10, 20, 100)
+	h.add(11, Event{Kind: KindStat, Worker: "w1", Client: 1, Op: 1, OK: true, Czxid: 99, Owner: 0x100 + 100})
+	only(t, CheckTokens(Analyze(*h)), "C3")
+
+	h = &hist{}
+	h.acq("w1", 1, 0, 10, 20, 100).acq("w2", 1, 5, 25, 40, 100)
+	only(t, CheckTokens(Analyze(*h)), "C3")
+}
+
+func TestC4RejectsHungWaiterAndIdleLock(t *testing.T) {
+	h := good()
+	h.add(60, Event{Kind: KindInvoke, Worker: "w3", Client: 1, Op: 1})
+	only(t, CheckLiveness(Analyze(*h), cfg), "C4")
+
+	// Free for 5 s while w3 waits, no fault: rejected; with a fault: accepted.
+	h = good()
+	h.acq("w3", 1, 60, 5060, 5070, 400)
+	only(t, CheckLiveness(Analyze(*h), cfg), "C4")
+	h.fault(FaultKillLeader, "0", 100, 200)
+	require.Empty(t, CheckLiveness(Analyze(*h), cfg))
+
+	// A failure outside faults is a liveness violation; "stopped" is not.
+	h = good()
+	h.add(60, Event{Kind: KindInvoke, Worker: "w3", Client: 1, Op: 1})
+	h.add(70, Event{Kind: KindFail, Worker: "w3", Client: 1, Op: 1, Err: "context deadline exceeded"})
+	only(t, CheckLiveness(Analyze(*h), cfg), "C4")
+	(*h)[len(*h)-1].Err = "stopped: context canceled"
+	require.Empty(t, CheckLiveness(Analyze(*h), cfg))
+}
+
+func TestC5RejectsLeftovers(t *testing.T) {
+	only(t, CheckCleanState(&FinalState{Children: map[string][]string{L: {"_c_x-lock-0000000001"}}}), "C5")
+	only(t, CheckCleanState(&FinalState{Watches: map[string]int{"1": 2}}), "C5")
+	require.Empty(t, CheckCleanState(&FinalState{Children: map[string][]string{L: {}}, Watches: map[string]int{"1": 0}}))
+}
+
+func TestC6RejectsLateLossSignal(t *testing.T) {
+	h := &hist{}
+	h.acq("w1", 1, 0, 10, 0, 100).acq("w2", 1, 5, 3000, 3010, 200).fault(FaultBlackholeClient, "w1", 100, 5000)
+	h.add(2000, Event{Kind: KindLoss, Worker: "w1", Client: 1, Op: 1})
+	require.Empty(t, CheckLossTiming(Analyze(*h)))
+
+	h = &hist{}
+	h.acq("w1", 1, 0, 10, 0, 100).acq("w2", 1, 5, 3000, 3010, 200).fault(FaultBlackholeClient, "w1", 100, 5000)
+	h.add(5100, Event{Kind: KindLoss, Worker: "w1", Client: 1, Op: 1})
+	v := CheckLossTiming(Analyze(*h))
+	only(t, v, "C6")
+	require.True(t, strings.Contains(v[0].Detail, "w1/1/1"))
+}
+
+func TestC7RejectsBrokenContracts(t *testing.T) {
+	h := good()
+	h.add(70, Event{Kind: KindRelease, Worker: "w1", Client: 1, Op: 2})
+	only(t, CheckContracts(Analyze(*h)), "C7")
+
+	h = &hist{}
+	h.add(0, Event{Kind: KindInvoke, Worker: "w1", Client: 1, Op: 1})
+	h.add(1, Event{Kind: KindOK, Worker: "w1", Client: 1, Op: 1, Token: 0, Session: 1, Node: L + "/n"})
+	only(t, CheckContracts(Analyze(*h)), "C7")
+
+	h = good()
+	h.add(80, Event{Kind: KindContract, Name: "double-release", Err: "second Release returned nil"})
+	only(t, CheckContracts(Analyze(*h)), "C7")
+	h = good()
+	h.add(80, Event{Kind: KindContract, Name: "double-release", OK: true})
+	require.Empty(t, CheckContracts(Analyze(*h)))
+}

@@ -1,0 +1,9 @@
+//go:build zklock_negative
+
+package reliability
+
+// NegativeBuild reports whether the negative controls are compiled in. With
+// the tag zklock_negative, workers accept -negative N1 (no fencing) and N3
+// (ignore disconnection), and the library reads ZKLOCK_NEGATIVE for N2 and
+// N4 (see the root package's negative_on.go). Never ship such a build.
+const NegativeBuild = true

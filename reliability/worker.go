@@ -1,0 +1,199 @@
+package reliability
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock"
+)
+
+// WorkerConfig configures one worker process (see cmd/worker).
+type WorkerConfig struct {
+	Name           string        // label in events and in the lock nodes' data
+	Servers        []string      // ZooKeeper (or proxy) addresses
+	Clients        int           // goroutines, each with its own Session
+	Root           string        // lock paths are Root/lock-<i>
+	Locks          int           // number of locks contended for
+	ZKRegister     string        // ZooKeeper register nodes are ZKRegister/lock-<i> ("" = none)
+	Register       string        // address of the fenced register ("" = none)
+	Recipe         string        // "mutex" (others join as they land)
+	SessionTimeout time.Duration // asked of the server
+	HoldMin        time.Duration
+	HoldMax        time.Duration
+	LockTimeout    time.Duration // bound on one Lock call
+	Negative       string        // "", "N1" (no fencing) or "N3" (ignore disconnection); needs -tags zklock_negative
+}
+
+// LockPath returns the path of lock i.
+func LockPath(root string, i int) string { return fmt.Sprintf("%s/lock-%d", root, i) }
+
+// RunWorker runs the clients until ctx ends, then releases, closes every
+// session and returns. Every step is logged to log.
+func RunWorker(ctx context.Context, cfg WorkerConfig, log *Log) error {
+	if cfg.Negative != "" && !NegativeBuild {
+		return fmt.Errorf("worker: negative control %s needs -tags zklock_negative", cfg.Negative)
+	}
+	if cfg.Recipe != "mutex" {
+		return fmt.Errorf("worker: recipe %q not supported yet (mutex)", cfg.Recipe)
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, cfg.Clients)
+	for c := 1; c <= cfg.Clients; c++ {
+		wg.Go(func() {
+			if err := runClient(ctx, cfg, c, log); err != nil {
+				errc <- err
+			}
+		})
+	}
+	wg.Wait()
+	log.Add(Event{Kind: KindExit, Worker: cfg.Name})
+	close(errc)
+	return <-errc
+}
+
+func runClient(ctx context.Context, cfg WorkerConfig, client int, log *Log) error {
+	opts := []zklock.SessionOption{zklock.WithSessionTimeout(cfg.SessionTimeout)}
+	if cfg.Negative == "N3" {
+		// N3: no loss signal until the session expires (Curator's "session"
+		// connection-state policy, unsafe without fencing).
+		opts = append(opts, zklock.WithLossLimit(-1))
+	}
+	sess, err := zklock.Connect(cfg.Servers, opts...)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	var reg *RegisterClient
+	if cfg.Register != "" {
+		if reg, err = DialRegister(cfg.Register); err != nil {
+			return err
+		}
+		defer reg.Close()
+	}
+	mus := make([]*zklock.Mutex, cfg.Locks)
+	for i := range mus {
+		if mus[i], err = zklock.NewMutex(sess, LockPath(cfg.Root, i), zklock.WithData([]byte(cfg.Name))); err != nil {
+			return err
+		}
+	}
+	for op := int64(1); ctx.Err() == nil; op++ {
+		i := rand.IntN(cfg.Locks)
+		base := Event{Worker: cfg.Name, Client: client, Op: op, Lock: LockPath(cfg.Root, i)}
+		w := &clientOp{cfg: cfg, log: log, sess: sess, reg: reg, base: base, res: "lock-" + strconv.Itoa(i)}
+		w.run(ctx, mus[i])
+	}
+	return nil
+}
+
+type clientOp struct {
+	cfg  WorkerConfig
+	log  *Log
+	sess *zklock.Session
+	reg  *RegisterClient
+	base Event
+	res  string
+}
+
+func (w *clientOp) add(kind string, f func(*Event)) {
+	e := w.base
+	e.Kind = kind
+	if f != nil {
+		f(&e)
+	}
+	w.log.Add(e)
+}
+
+func (w *clientOp) run(ctx context.Context, m *zklock.Mutex) {
+	w.add(KindInvoke, nil)
+	lctx, cancel := context.WithTimeout(ctx, w.cfg.LockTimeout)
+	h, err := m.Lock(lctx)
+	cancel()
+	if err != nil {
+		w.add(KindFail, func(e *Event) {
+			e.Err = err.Error()
+			if ctx.Err() != nil {
+				e.Err = "stopped: " + e.Err
+			}
+		})
+		return
+	}
+	w.add(KindOK, func(e *Event) { e.Session, e.Node, e.Token = h.SessionID(), h.Node(), h.Token() })
+	lossDone := make(chan struct{})
+	go func() {
+		defer close(lossDone)
+		<-h.Done()
+		if err := h.Err(); errors.Is(err, zklock.ErrLost) {
+			w.add(KindLoss, func(e *Event) { e.Err = err.Error(); e.Token = h.Token() })
+		}
+	}()
+	conn := w.sess.Conn()
+	if ok, st, err := conn.Exists(h.Node()); err == nil {
+		w.add(KindStat, func(e *Event) {
+			e.Node, e.Token, e.OK = h.Node(), h.Token(), ok
+			if ok {
+				e.Czxid, e.Owner = st.Czxid, st.EphemeralOwner
+			}
+		})
+	}
+	w.write(h.Token())
+	w.zkWrite(h)
+	hold := w.cfg.HoldMin
+	if d := w.cfg.HoldMax - w.cfg.HoldMin; d > 0 {
+		hold += rand.N(d)
+	}
+	time.Sleep(hold)
+	w.write(h.Token()) // a holder paused mid-hold writes again on waking
+	w.add(KindRelease, nil)
+	err = h.Release()
+	<-lossDone
+	_ = err // a lost hold returns its loss error; the loss event says so
+}
+
+// write sends one write to the fenced register.
+func (w *clientOp) write(token int64) {
+	if w.reg == nil {
+		return
+	}
+	ok, err := w.reg.Write(w.res, token, w.base.HoldID(), w.cfg.Negative != "N1")
+	w.add(KindWrite, func(e *Event) {
+		e.Token, e.OK = token, ok
+		if err != nil {
+			e.Err = err.Error()
+		}
+	})
+}
+
+// zkWrite writes the token to the ZooKeeper register under the hold's guard
+// (a multi with a check on the holder's node). N1 drops the guard.
+func (w *clientOp) zkWrite(h *zklock.Hold) {
+	if w.cfg.ZKRegister == "" {
+		return
+	}
+	p := w.cfg.ZKRegister + "/" + w.res
+	data := []byte(strconv.FormatInt(h.Token(), 10))
+	var zxid int64
+	var err error
+	if w.cfg.Negative == "N1" {
+		var st *zk.Stat
+		if st, err = w.sess.Conn().Set(p, data, -1); err == nil {
+			zxid = st.Mzxid
+		}
+	} else {
+		var rs []zk.MultiResponse
+		if rs, err = w.sess.Conn().Multi(h.Guard(), &zk.SetDataRequest{Path: p, Data: data, Version: -1}); err == nil && len(rs) == 2 && rs[1].Stat != nil {
+			zxid = rs[1].Stat.Mzxid
+		}
+	}
+	w.add(KindZKWrite, func(e *Event) {
+		e.Token, e.OK, e.Zxid = h.Token(), err == nil, zxid
+		if err != nil {
+			e.Err = err.Error()
+		}
+	})
+}
