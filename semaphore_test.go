@@ -1,0 +1,431 @@
+package zklock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
+)
+
+func newSemaphore(t testing.TB, s *zklock.Session, path string, leases int, opts ...zklock.Option) *zklock.Semaphore {
+	t.Helper()
+	m, err := zklock.NewSemaphore(s, path, leases, opts...)
+	require.NoError(t, err)
+	return m
+}
+
+func newSemMutex(t testing.TB, s *zklock.Session, path string, opts ...zklock.Option) *zklock.SemaphoreMutex {
+	t.Helper()
+	m, err := zklock.NewSemaphoreMutex(s, path, opts...)
+	require.NoError(t, err)
+	return m
+}
+
+// occupancy counts the holders of a semaphore and remembers the most it
+// ever saw at once.
+type occupancy struct {
+	inside, most atomic.Int32
+	total        atomic.Int32
+}
+
+func (o *occupancy) enter() int32 {
+	n := o.inside.Add(1)
+	o.total.Add(1)
+	for {
+		m := o.most.Load()
+		if n <= m || o.most.CompareAndSwap(m, n) {
+			return n
+		}
+	}
+}
+
+func (o *occupancy) leave() { o.inside.Add(-1) }
+
+// Never more than N holders among 8 contenders on 2 sessions over 320
+// acquisitions, for N = 1 (the semaphore mutex) and N = 3. Each holder
+// checks its token against its lease node's czxid while it holds, so a hold
+// lasts at least one round trip.
+func TestIntegration_SemaphoreNeverExceedsLeases(t *testing.T) {
+	c := zktest.Start(t)
+	sessions := []*zklock.Session{connect(t, c), connect(t, c)}
+	for _, n := range []int{1, 3} {
+		t.Run(fmt.Sprintf("leases=%d", n), func(t *testing.T) {
+			path := fmt.Sprintf("/sem/bound%d", n)
+			const workers, rounds = 8, 40
+			var (
+				occ  occupancy
+				errs = make(chan error, workers*rounds)
+				wg   sync.WaitGroup
+			)
+			for w := range workers {
+				s := sessions[w%len(sessions)]
+				acquire := newSemaphore(t, s, path, n).Acquire
+				if n == 1 {
+					acquire = newSemMutex(t, s, path).Lock
+				}
+				wg.Go(func() {
+					for range rounds {
+						h, err := acquire(ctxTimeout(t, time.Minute))
+						if err != nil {
+							errs <- err
+							return
+						}
+						if got := occ.enter(); got > int32(n) {
+							errs <- fmt.Errorf("%d holders of %d leases", got, n)
+						}
+						// Hold until all N leases are taken (or for 50 round
+						// trips), then 8 round trips more (about one acquisition), so that holders
+						// overlap and an extra one would be counted.
+						for i, extra := 0, 8; i < 50 && extra > 0; i++ {
+							if occ.inside.Load() >= int32(n) {
+								extra--
+							}
+							ok, stat, err := s.Conn().Exists(h.Node())
+							if err != nil || !ok || stat.Czxid != h.Token() || !strings.Contains(h.Node(), "/leases/_c_") {
+								errs <- fmt.Errorf("token %d of %s is not its lease node's czxid (%v, %v)", h.Token(), h.Node(), stat, err)
+								break
+							}
+						}
+						occ.leave()
+						if err := h.Release(); err != nil {
+							errs <- err
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			require.EqualValues(t, workers*rounds, occ.total.Load())
+			t.Logf("%d acquisitions, at most %d holders at once", occ.total.Load(), occ.most.Load())
+			require.LessOrEqual(t, occ.most.Load(), int32(n))
+			require.Equal(t, int32(n), occ.most.Load(), "the holders never overlapped: the bound was not tested")
+			require.Empty(t, children(t, sessions[0].Conn(), path+"/leases"))
+			require.Empty(t, children(t, sessions[0].Conn(), path+"/locks"))
+		})
+	}
+}
+
+func TestIntegration_SemaphoreWireLayout(t *testing.T) {
+	c := zktest.Start(t)
+	s := connect(t, c)
+	h, err := newSemaphore(t, s, "/sem/layout", 2, zklock.WithData([]byte("me"))).Acquire(ctxTimeout(t, 10*time.Second))
+	require.NoError(t, err)
+	require.Regexp(t, `^/sem/layout/leases/_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-lease-\d{10}$`, h.Node())
+	require.Equal(t, "/sem/layout", h.Path())
+	data, _, err := s.Conn().Get(h.Node())
+	require.NoError(t, err)
+	require.Equal(t, "me", string(data))
+	require.Empty(t, children(t, s.Conn(), "/sem/layout/locks"), "the internal lock is released once the lease is taken")
+	for _, p := range []string{"/sem/layout", "/sem/layout/locks", "/sem/layout/leases"} {
+		_, stat, err := s.Conn().Get(p)
+		require.NoError(t, err)
+		require.Zero(t, stat.EphemeralOwner, p)
+		require.Zero(t, stat.DataLength, "%s: parents are empty containers", p)
+	}
+	require.NoError(t, h.Release())
+}
+
+// n leases are taken all or nothing; a failed AcquireN leaves nothing.
+func TestIntegration_SemaphoreAcquireN(t *testing.T) {
+	c := zktest.Start(t)
+	s1, s2 := connect(t, c), connect(t, c)
+	a, b := newSemaphore(t, s1, "/sem/n", 3), newSemaphore(t, s2, "/sem/n", 3)
+
+	for _, n := range []int{0, -1, 4} {
+		_, err := b.AcquireN(ctxTimeout(t, time.Second), n)
+		require.ErrorIs(t, err, zklock.ErrInvalidArgument, "n=%d", n)
+	}
+	held, err := a.AcquireN(ctxTimeout(t, 10*time.Second), 2)
+	require.NoError(t, err)
+	require.Len(t, held, 2)
+	require.NotEqual(t, held[0].Node(), held[1].Node())
+	require.Less(t, held[0].Token(), held[1].Token())
+
+	// Only one lease is free: asking for two fails and gives back the one
+	// it took.
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err = b.AcquireN(ctx, 2)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Len(t, children(t, s1.Conn(), "/sem/n/leases"), 2, "only a's leases remain")
+	require.Empty(t, children(t, s1.Conn(), "/sem/n/locks"))
+
+	// Asking again, it gets both once a lease comes back.
+	type result struct {
+		hs  []*zklock.Hold
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		hs, err := b.AcquireN(ctxTimeout(t, 30*time.Second), 2)
+		done <- result{hs, err}
+	}()
+	require.Eventually(t, func() bool { return len(children(t, s1.Conn(), "/sem/n/leases")) == 4 }, 10*time.Second, 5*time.Millisecond,
+		"b has taken the free lease and waits for a second one")
+	select {
+	case r := <-done:
+		t.Fatalf("AcquireN returned with one lease free: %v", r.err)
+	default:
+	}
+	require.NoError(t, held[0].Release())
+	r := <-done
+	require.NoError(t, r.err)
+	require.Len(t, r.hs, 2)
+	require.Len(t, children(t, s1.Conn(), "/sem/n/leases"), 3)
+	for _, h := range append(r.hs, held[1]) {
+		require.NoError(t, h.Release())
+	}
+	require.Empty(t, children(t, s1.Conn(), "/sem/n/leases"))
+}
+
+// The semaphore mutex: release from another goroutine, double release, no
+// re-entry, TryLock.
+func TestIntegration_SemaphoreMutexRelease(t *testing.T) {
+	c := zktest.Start(t)
+	s := connect(t, c)
+	m := newSemMutex(t, s, "/sem/mutex")
+	require.Equal(t, "/sem/mutex", m.Path())
+	h, err := m.Lock(ctxTimeout(t, 10*time.Second))
+	require.NoError(t, err)
+
+	_, err = m.TryLock(ctxTimeout(t, 10*time.Second))
+	require.ErrorIs(t, err, zklock.ErrLocked)
+	_, err = m.TryLock(h.Context())
+	require.ErrorIs(t, err, zklock.ErrLocked, "not reentrant, even with the hold's context")
+	ctx, cancel := context.WithTimeout(h.Context(), 300*time.Millisecond)
+	defer cancel()
+	_, err = m.Lock(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "a second Lock by the holder waits like anyone else")
+	require.Len(t, children(t, s.Conn(), "/sem/mutex/leases"), 1)
+	require.Empty(t, children(t, s.Conn(), "/sem/mutex/locks"))
+
+	released := make(chan error, 1)
+	go func() { released <- h.Release() }()
+	require.NoError(t, <-released)
+	require.ErrorIs(t, h.Release(), zklock.ErrNotHeld)
+	require.ErrorIs(t, h.Err(), zklock.ErrReleased)
+	require.Empty(t, children(t, s.Conn(), "/sem/mutex/leases"))
+
+	h2, err := m.TryLock(ctxTimeout(t, 10*time.Second))
+	require.NoError(t, err)
+	require.Greater(t, h2.Token(), h.Token())
+	require.NoError(t, h2.Release())
+}
+
+func TestIntegration_SemaphoreBadInput(t *testing.T) {
+	_, err := zklock.NewSemaphore(nil, "/sem/a", 1)
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
+	_, err = zklock.NewSemaphoreMutex(nil, "/sem/a")
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
+	c := zktest.Start(t)
+	s := connect(t, c)
+	for _, n := range []int{0, -3} {
+		_, err := zklock.NewSemaphore(s, "/sem/a", n)
+		require.ErrorIs(t, err, zklock.ErrInvalidArgument)
+	}
+	for _, p := range []string{"", "sem", "/sem/", "/"} {
+		_, err := zklock.NewSemaphoreMutex(s, p)
+		require.ErrorIs(t, err, zklock.ErrInvalidPath, "%q", p)
+	}
+	m := newSemaphore(t, s, "/sem/a", 2)
+	//nolint:staticcheck // a nil context is the bad input under test
+	_, err = m.Acquire(nil) //lint:ignore SA1012 testing bad input
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = m.Acquire(cancelled)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Empty(t, children(t, s.Conn(), "/sem/a"), "nothing created")
+}
+
+// waitingForLease starts a Lock of m on a mutex that another session holds
+// and returns once the waiter holds the internal lock and its lease node is
+// queued (two leases, one lock node).
+func waitingForLease(t *testing.T, admin *zk.Conn, path string, lock func(context.Context) (*zklock.Hold, error), ctx context.Context) <-chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		h, err := lock(ctx)
+		if err == nil {
+			_ = h.Release()
+			err = errors.New("acquired a taken semaphore mutex")
+		}
+		done <- err
+	}()
+	require.Eventually(t, func() bool {
+		return len(children(t, admin, path+"/leases")) == 2 && len(children(t, admin, path+"/locks")) == 1
+	}, 10*time.Second, 5*time.Millisecond)
+	return done
+}
+
+// A waiter that gives up (deadline, cancel) or whose session expires leaves
+// neither its internal lock node nor its lease node behind.
+func TestIntegration_SemaphoreLeavesNoOrphans(t *testing.T) {
+	c := zktest.Start(t)
+	admin := c.Connect(t, sessionTimeout)
+	holderSession := connect(t, c)
+	holder, err := newSemMutex(t, holderSession, "/sem/orphans").Lock(ctxTimeout(t, 10*time.Second))
+	require.NoError(t, err)
+	onlyHolder := func(t *testing.T) {
+		t.Helper()
+		require.Equal(t, []string{holder.Node()[len("/sem/orphans/leases/"):]}, children(t, admin, "/sem/orphans/leases"))
+		require.Empty(t, children(t, admin, "/sem/orphans/locks"))
+	}
+
+	t.Run("deadline", func(t *testing.T) {
+		s := connect(t, c)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		done := waitingForLease(t, admin, "/sem/orphans", newSemMutex(t, s, "/sem/orphans").Lock, ctx)
+		require.ErrorIs(t, <-done, context.DeadlineExceeded)
+		onlyHolder(t)
+	})
+	t.Run("deadline behind the internal lock", func(t *testing.T) {
+		s1, s2 := connect(t, c), connect(t, c)
+		first := waitingForLease(t, admin, "/sem/orphans", newSemMutex(t, s1, "/sem/orphans").Lock, ctxTimeout(t, time.Minute))
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		_, err := newSemMutex(t, s2, "/sem/orphans").Lock(ctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		require.Len(t, children(t, admin, "/sem/orphans/locks"), 1, "only the first waiter's lock node")
+		require.NoError(t, s1.Close())
+		require.ErrorIs(t, <-first, zklock.ErrClosed)
+		require.Eventually(t, func() bool { return len(children(t, admin, "/sem/orphans/leases")) == 1 }, 10*time.Second, 5*time.Millisecond)
+		onlyHolder(t)
+	})
+	t.Run("cancel", func(t *testing.T) {
+		s := connect(t, c)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := waitingForLease(t, admin, "/sem/orphans", newSemMutex(t, s, "/sem/orphans").Lock, ctx)
+		cancel()
+		require.ErrorIs(t, <-done, context.Canceled)
+		onlyHolder(t)
+	})
+	t.Run("expiry", func(t *testing.T) {
+		s := connect(t, c)
+		done := waitingForLease(t, admin, "/sem/orphans", newSemMutex(t, s, "/sem/orphans").Lock, ctxTimeout(t, time.Minute))
+		require.NoError(t, c.Expire(s.ID()))
+		select {
+		case err := <-done:
+			require.ErrorIs(t, err, zklock.ErrSessionExpired)
+		case <-time.After(20 * time.Second):
+			t.Fatal("the waiter kept waiting after its session expired")
+		}
+		onlyHolder(t)
+	})
+	t.Run("holder expiry", func(t *testing.T) {
+		require.NoError(t, c.Expire(holderSession.ID()))
+		select {
+		case <-holder.Done():
+		case <-time.After(20 * time.Second):
+			t.Fatal("no loss signal after the holder's session expired")
+		}
+		require.ErrorIs(t, holder.Err(), zklock.ErrLost)
+		h, err := newSemMutex(t, connect(t, c), "/sem/orphans").Lock(ctxTimeout(t, 20*time.Second))
+		require.NoError(t, err)
+		require.Greater(t, h.Token(), holder.Token())
+		require.NoError(t, h.Release())
+		require.Empty(t, children(t, admin, "/sem/orphans/leases"))
+	})
+}
+
+// A create whose reply is lost (the server applied it) is found by its
+// protected prefix: adopted on success, deleted on failure, for the
+// internal lock node and for the lease node.
+func TestIntegration_SemaphoreDroppedCreateReply(t *testing.T) {
+	c := zktest.Start(t)
+	admin := c.Connect(t, sessionTimeout)
+	acl := zk.WorldACL(zk.PermAll)
+
+	// blocker queues a foreign Curator-format lock node under path/locks, so
+	// that our acquirer queues behind it; deleting it lets the acquirer go
+	// on to create its lease node, whose reply the test can then drop.
+	blocker := func(t *testing.T, path string) string {
+		for _, p := range []string{path, path + "/locks", path + "/leases"} {
+			_, err := admin.Create(p, nil, 0, acl)
+			require.NoError(t, err)
+		}
+		node, err := admin.Create(path+"/locks/_c_00000000-0000-0000-0000-000000000000-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, acl)
+		require.NoError(t, err)
+		return node
+	}
+
+	t.Run("lock node, success", func(t *testing.T) {
+		p := c.Proxy(t)
+		s := connect(t, c, zklock.WithDialer(p.Dialer()))
+		_, err := admin.Create("/dropped-lock", nil, 0, acl)
+		require.NoError(t, err)
+		_, err = admin.Create("/dropped-lock/locks", nil, 0, acl)
+		require.NoError(t, err)
+		p.DropNextCreateReply() // the internal lock node's create
+		h, err := newSemMutex(t, s, "/dropped-lock").Lock(ctxTimeout(t, 30*time.Second))
+		require.NoError(t, err)
+		require.Empty(t, children(t, admin, "/dropped-lock/locks"))
+		require.Len(t, children(t, admin, "/dropped-lock/leases"), 1)
+		require.NoError(t, h.Release())
+		require.Empty(t, children(t, admin, "/dropped-lock/leases"))
+	})
+	t.Run("lease node, success", func(t *testing.T) {
+		p := c.Proxy(t)
+		s := connect(t, c, zklock.WithDialer(p.Dialer()))
+		block := blocker(t, "/dropped-ok")
+		done := make(chan *zklock.Hold, 1)
+		errc := make(chan error, 1)
+		go func() {
+			h, err := newSemMutex(t, s, "/dropped-ok").Lock(ctxTimeout(t, 30*time.Second))
+			errc <- err
+			done <- h
+		}()
+		require.Eventually(t, func() bool { return len(children(t, admin, "/dropped-ok/locks")) == 2 }, 10*time.Second, 5*time.Millisecond)
+		p.DropNextCreateReply() // the next create is the lease node's
+		require.NoError(t, admin.Delete(block, -1))
+		require.NoError(t, <-errc)
+		h := <-done
+		require.Equal(t, []string{h.Node()[len("/dropped-ok/leases/"):]}, children(t, admin, "/dropped-ok/leases"), "exactly our lease, adopted after the lost reply")
+		require.Empty(t, children(t, admin, "/dropped-ok/locks"))
+		require.NoError(t, h.Release())
+		require.Empty(t, children(t, admin, "/dropped-ok/leases"))
+	})
+	t.Run("lease node, failure", func(t *testing.T) {
+		p := c.Proxy(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		// The drop closes the connection: give up the acquire right then,
+		// while the lease create's outcome is unknown.
+		var armed atomic.Bool
+		s := connect(t, c, zklock.WithDialer(p.Dialer()), zklock.WithObserver(func(ev zklock.Event) {
+			if ev.Kind == zklock.EventState && ev.State == zklock.StateSuspended && armed.Load() {
+				cancel()
+			}
+		}))
+		block := blocker(t, "/dropped-fail")
+		errc := make(chan error, 1)
+		go func() {
+			_, err := newSemMutex(t, s, "/dropped-fail").Lock(ctx)
+			errc <- err
+		}()
+		require.Eventually(t, func() bool { return len(children(t, admin, "/dropped-fail/locks")) == 2 }, 10*time.Second, 5*time.Millisecond)
+		armed.Store(true)
+		p.DropNextCreateReply()
+		require.NoError(t, admin.Delete(block, -1))
+		require.ErrorIs(t, <-errc, context.Canceled)
+		require.Eventually(t, func() bool {
+			return len(children(t, admin, "/dropped-fail/leases")) == 0 && len(children(t, admin, "/dropped-fail/locks")) == 0
+		}, 20*time.Second, 10*time.Millisecond, "the lease whose create reply was lost and the internal lock node must be deleted")
+	})
+}
