@@ -1,0 +1,189 @@
+package zklock_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/peers"
+	"github.com/zklock/zklock/zktest"
+)
+
+// holdAWhile keeps a lease while checking, one round trip at a time, that
+// its node is a live lease node: until all n leases are taken (at most 50
+// round trips), then 8 round trips more, about one acquisition. So holders
+// overlap, and an extra holder would be counted while the others still hold.
+func holdAWhile(conn *zk.Conn, occ *occupancy, n int, node string) error {
+	for i, extra := 0, 8; i < 50 && extra > 0; i++ {
+		if occ.inside.Load() >= int32(n) {
+			extra--
+		}
+		ok, _, err := conn.Exists(node)
+		if err != nil || !ok || !strings.Contains(node, "/leases/_c_") {
+			return fmt.Errorf("held lease node %q: exists %v, %v", node, ok, err)
+		}
+	}
+	return nil
+}
+
+// mix runs our acquirers and the Curator peer's objects named names on one
+// semaphore of n leases, rounds acquisitions each, and fails the test if
+// more than n held at once. Holders are counted from both sides: ours from
+// the return of the acquire to the call of Release, Curator's from its
+// acquired event to the release command; both are inside the true holding
+// times, so any overlap counted is a real one.
+func mix(t *testing.T, admin *zk.Conn, n, rounds int, ours []func(context.Context) (*zklock.Hold, error),
+	cur *peers.Peer, names []string,
+) *occupancy {
+	t.Helper()
+	var (
+		occ  occupancy
+		wg   sync.WaitGroup
+		errs = make(chan error, 2*(len(ours)+len(names))*rounds)
+	)
+	enter := func(who string) {
+		if got := occ.enter(); got > int32(n) {
+			errs <- fmt.Errorf("%d holders of %d leases (%s just acquired)", got, n, who)
+		}
+	}
+	for i, acquire := range ours {
+		wg.Go(func() {
+			for range rounds {
+				h, err := acquire(ctxTimeout(t, time.Minute))
+				if err != nil {
+					errs <- err
+					return
+				}
+				enter(fmt.Sprintf("ours %d", i))
+				if err := holdAWhile(admin, &occ, n, h.Node()); err != nil {
+					errs <- err
+				}
+				occ.leave()
+				if err := h.Release(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for _, name := range names {
+		wg.Go(func() {
+			for range rounds {
+				if _, err := cur.Do("acquire " + name); err != nil {
+					errs <- err
+					return
+				}
+				ev, err := cur.WaitEvent(ctxTimeout(t, time.Minute), name, "acquired")
+				if err != nil {
+					errs <- err
+					return
+				}
+				enter("curator " + name)
+				if err := holdAWhile(admin, &occ, n, ev.Arg); err != nil {
+					errs <- err
+				}
+				occ.leave()
+				if _, err := cur.Do("release " + name); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.EqualValues(t, (len(ours)+len(names))*rounds, occ.total.Load())
+	return &occ
+}
+
+// Curator InterProcessSemaphoreMutex and our SemaphoreMutex on one path
+// never both hold.
+func TestIntegration_CuratorSemaphoreMutexInterop(t *testing.T) {
+	c := zktest.Start(t)
+	admin := c.Connect(t, sessionTimeout)
+	s1, s2 := connect(t, c), connect(t, c)
+	const path = "/sem/curator-mutex"
+	cur := peers.Curator(t, c.ConnectString(), 10*time.Second)
+	names := []string{"A", "B", "C"}
+	for _, name := range names {
+		cur.Must(t, "semmutex "+name+" "+path)
+	}
+	m := newSemMutex(t, s1, path)
+
+	// Curator holds: we wait. Then we hold: Curator waits.
+	cur.Must(t, "acquire A")
+	ev := waitEvent(t, cur, "A", "acquired")
+	require.Regexp(t, `^`+path+`/leases/_c_[0-9a-f-]{36}-lease-\d{10}$`, ev.Arg)
+	_, err := m.TryLock(ctxTimeout(t, 10*time.Second))
+	require.ErrorIs(t, err, zklock.ErrLocked)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	_, err = m.Lock(ctx)
+	cancel()
+	require.ErrorIs(t, err, context.DeadlineExceeded, "we must wait while Curator holds")
+	require.Equal(t, []string{ev.Arg[len(path+"/leases/"):]}, children(t, admin, path+"/leases"))
+	cur.Must(t, "release A")
+	h, err := m.Lock(ctxTimeout(t, 10*time.Second))
+	require.NoError(t, err)
+	cur.Must(t, "acquire A 500")
+	waitEvent(t, cur, "A", "timeout")
+	require.Equal(t, []string{h.Node()[len(path+"/leases/"):]}, children(t, admin, path+"/leases"),
+		"Curator's timed-out lease is gone")
+	require.NoError(t, h.Release())
+
+	// A mix of 3 and 3 contenders, 20 rounds each.
+	ours := []func(context.Context) (*zklock.Hold, error){
+		m.Lock, newSemMutex(t, s2, path).Lock, newSemMutex(t, s2, path).Lock,
+	}
+	occ := mix(t, admin, 1, 20, ours, cur, names)
+	t.Logf("%d acquisitions (Curator and ours), at most %d holder(s) at once", occ.total.Load(), occ.most.Load())
+	require.EqualValues(t, 1, occ.most.Load())
+	require.Empty(t, children(t, admin, path+"/leases"))
+	require.Empty(t, children(t, admin, path+"/locks"))
+}
+
+// Curator InterProcessSemaphoreV2 with 2 leases and our Semaphore of 2 on
+// one path never exceed 2 holders together.
+func TestIntegration_CuratorSemaphoreInterop(t *testing.T) {
+	c := zktest.Start(t)
+	admin := c.Connect(t, sessionTimeout)
+	s1, s2 := connect(t, c), connect(t, c)
+	const path = "/sem/curator-v2"
+	cur := peers.Curator(t, c.ConnectString(), 10*time.Second)
+	names := []string{"A", "B", "C"}
+	for _, name := range names {
+		cur.Must(t, "semaphore "+name+" "+path+" 2")
+	}
+	ours := []func(context.Context) (*zklock.Hold, error){
+		newSemaphore(t, s1, path, 2).Acquire, newSemaphore(t, s2, path, 2).Acquire, newSemaphore(t, s2, path, 2).Acquire,
+	}
+	occ := mix(t, admin, 2, 20, ours, cur, names)
+	t.Logf("%d acquisitions (Curator and ours), at most %d holders at once", occ.total.Load(), occ.most.Load())
+	require.EqualValues(t, 2, occ.most.Load(), "holders never overlapped: the bound was not tested")
+	require.Empty(t, children(t, admin, path+"/leases"))
+
+	// Both sides count each other's leases: ours hold both, Curator waits;
+	// a Curator semaphore wrongly configured with 3 leases does not, and the
+	// count above would have seen it.
+	held, err := newSemaphore(t, s1, path, 2).AcquireN(ctxTimeout(t, 10*time.Second), 2)
+	require.NoError(t, err)
+	cur.Must(t, "acquire A 500")
+	waitEvent(t, cur, "A", "timeout")
+	cur.Must(t, "semaphore X "+path+" 3")
+	cur.Must(t, "acquire X")
+	waitEvent(t, cur, "X", "acquired")
+	require.Len(t, children(t, admin, path+"/leases"), 3)
+	cur.Must(t, "release X")
+	for _, h := range held {
+		require.NoError(t, h.Release())
+	}
+}
