@@ -1,0 +1,287 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Leader-election errors.
+var (
+	// ErrResigned is the cause of a term's context cancellation after
+	// Resign.
+	ErrResigned = errors.New("zklock: leadership resigned")
+
+	// ErrRevoked is the cause of a term's context cancellation when someone
+	// asked a revocable election's leader to step down (see WithRevocable).
+	ErrRevoked = errors.New("zklock: leadership revoked")
+
+	// ErrNoLeader is returned by LeaderElection.Leader when no participant
+	// campaigns.
+	ErrNoLeader = errors.New("zklock: no leader")
+
+	// ErrRunning is returned by Run while another Run of the same
+	// LeaderElection is in progress: one value is one participant.
+	ErrRunning = errors.New("zklock: election already running")
+)
+
+// WithRequeue makes LeaderElection.Run campaign again after each term, as
+// Curator's LeaderSelector.autoRequeue does: after the function returns,
+// after leadership is lost or resigned, and after a campaign fails because
+// the session expired or the connection dropped. Run then returns only when
+// its context ends, the session is closed, a campaign fails for good (bad
+// ACL, ...), or the function returns an error while still leader. Other
+// recipes ignore it. Default: off (Run leads at most once).
+func WithRequeue() Option {
+	return func(c *lockConfig) { c.requeue = true }
+}
+
+// A LeaderElection is one participant in a leader election at a path:
+// Curator's LeaderSelector on the wire, which is the mutex protocol
+// (InterProcessMutex, nodes <path>/_c_<uuid>-lock-<seq>) with the
+// participant's id as node data. Our participants, Curator LeaderSelectors
+// and Mutexes on the same path take turns; the leader is the holder of the
+// lock. (Curator's LeaderLatch uses other nodes and does not exclude it.)
+//
+// The guarantee is the lock's: at most one participant's term context is
+// live at a time, provided each learns of its loss in time; a leader that
+// is paused past its session may act late, so writes made as leader must be
+// fenced with Leadership.Token (see Hold.Token).
+type LeaderElection struct {
+	q  queue
+	id string
+
+	running atomic.Bool
+	mu      sync.Mutex
+	term    *Leadership // the current term, nil when not leading
+}
+
+// NewLeaderElection returns a participant in the election at path on s,
+// with the given id as its node data (what Leader and Participants report,
+// and what Curator's getLeader().getId() reads). An empty id stores this
+// host's address, as Curator does. opts are the lock options (WithACL,
+// WithRevocable, which empties the node data as Curator's revocable locks
+// do) and WithRequeue. It does no I/O and returns an error for a nil session
+// or an invalid path.
+func NewLeaderElection(s *Session, path, id string, opts ...Option) (*LeaderElection, error) {
+	if id != "" {
+		opts = append(opts[:len(opts):len(opts)], WithData([]byte(id)))
+	}
+	q, err := newQueue(s, path, path, markLock, opts)
+	if err != nil {
+		return nil, err
+	}
+	q.decide, q.jump = exclusive, true
+	return &LeaderElection{q: q, id: string(q.cfg.data)}, nil
+}
+
+// Path returns the election path.
+func (e *LeaderElection) Path() string { return e.q.path }
+
+// ID returns this participant's id: the data its node carries.
+func (e *LeaderElection) ID() string { return e.id }
+
+// A Leadership is one term as leader, given to the function Run runs.
+type Leadership struct {
+	e      *LeaderElection
+	hold   *Hold
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// Context returns the term's context (the one given to the function).
+func (l *Leadership) Context() context.Context { return l.ctx }
+
+// Token returns the term's fencing token: the czxid of the leader's node,
+// strictly greater than every earlier leader's on this path.
+func (l *Leadership) Token() int64 { return l.hold.Token() }
+
+// Hold returns the lock hold behind the term, for Guard, Node, SessionID.
+// Run releases it when the function returns; do not release it yourself.
+func (l *Leadership) Hold() *Hold { return l.hold }
+
+// Resign ends this term: its context is cancelled with ErrResigned, and the
+// leader's node is deleted as soon as the function returns. It does not wait
+// and may be called from the function itself.
+func (l *Leadership) Resign() { l.cancel(ErrResigned) }
+
+// Resign ends the current term, as Leadership.Resign does. It returns
+// ErrNotHeld if this participant is not leading now.
+func (e *LeaderElection) Resign() error {
+	e.mu.Lock()
+	l := e.term
+	e.mu.Unlock()
+	if l == nil {
+		return ErrNotHeld
+	}
+	l.Resign()
+	return nil
+}
+
+// Leader returns the current leader: the first participant in queue order.
+// Its ID is the id it campaigns with. It returns ErrNoLeader if no one
+// campaigns.
+func (e *LeaderElection) Leader(ctx context.Context) (Participant, error) {
+	ps, err := e.Participants(ctx)
+	if err != nil {
+		return Participant{}, err
+	}
+	if len(ps) == 0 {
+		return Participant{}, fmt.Errorf("%w at %s", ErrNoLeader, e.q.path)
+	}
+	return ps[0], nil
+}
+
+// Participants returns the participants in queue order, the leader first.
+func (e *LeaderElection) Participants(ctx context.Context) ([]Participant, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	return participants(ctx, e.q.s, e.q.dir, e.q.decide)
+}
+
+// ID returns a leader-election participant's id: its node data as text.
+func (p Participant) ID() string { return string(p.Data) }
+
+// Run campaigns for leadership and, once leader, runs fn with a context
+// that is cancelled the moment leadership may be lost: the session expired,
+// the connection stayed suspended past the session's loss limit
+// (WithLossLimit; 0 is the policy that never lets a term outlive a
+// disconnection), the leader's node vanished or changed owner, revocation
+// was asked (WithRevocable), Resign was called, or ctx ended. When fn
+// returns, leadership is released (the node deleted), so the next leader
+// starts only after fn has returned or its term was lost.
+//
+// Before fn starts, Run checks that the leader's node exists and is owned by
+// the session's current ZooKeeper session, and that the hold is still valid
+// (Curator's CURATOR-696 double leader); after every reconnect the session
+// checks it again and ends the term on a mismatch.
+//
+// Without WithRequeue, Run leads at most once. It returns fn's error; nil if
+// fn returned nil while leader or after Resign; an error wrapping ErrLost if
+// fn returned nil after the term was lost; or why the campaign failed:
+// ctx's cause, ErrSessionExpired, ErrClosed, a ZooKeeper error. With
+// WithRequeue, see there. Run returns ErrRunning if this participant is
+// already running.
+func (e *LeaderElection) Run(ctx context.Context, fn func(ctx context.Context, l *Leadership) error) error {
+	if ctx == nil || fn == nil {
+		return fmt.Errorf("%w: nil context or function", ErrInvalidArgument)
+	}
+	if !e.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer e.running.Store(false)
+	for attempt := 0; ; {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+		h, err := e.campaign(ctx)
+		if err != nil {
+			switch {
+			case ctx.Err() != nil:
+				return context.Cause(ctx)
+			case e.q.s.State() == StateClosed && !errors.Is(err, ErrClosed):
+				return fmt.Errorf("%w: %w", ErrClosed, err)
+			case e.q.cfg.requeue && requeueable(err):
+				attempt = e.q.backoff(ctx, attempt)
+				continue
+			}
+			return err
+		}
+		attempt = 0
+		live, err := e.lead(ctx, h, fn)
+		if !e.q.cfg.requeue || (err != nil && live) {
+			return err
+		}
+	}
+}
+
+// requeueable: the campaign failed for a reason that a new campaign, on
+// the session's next ZooKeeper session or connection, can get past.
+func requeueable(err error) bool {
+	return errors.Is(err, ErrSessionExpired) || errors.Is(err, ErrNodeGone) ||
+		errors.Is(err, ErrLost) || errors.Is(err, ErrSuspended) || isConnErr(err)
+}
+
+// campaign waits for the lock and confirms it (CURATOR-696). Unlike
+// Mutex.Lock it never re-enters: a context carrying a hold of this path
+// still campaigns as a new participant.
+func (e *LeaderElection) campaign(ctx context.Context) (*Hold, error) {
+	start := time.Now()
+	en, err := e.q.acquire(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	h, err := e.q.s.newHold(ctx, &e.q, en, start)
+	if err != nil {
+		e.q.s.abandon(en.node(), en.sid)
+		return nil, err
+	}
+	if err := e.confirm(h); err != nil {
+		_ = h.Release()
+		return nil, err
+	}
+	return h, nil
+}
+
+// confirm checks, just before a term starts, that the leader's node exists,
+// is owned by the session's current ZooKeeper session, and that the hold
+// has not been lost meanwhile.
+func (e *LeaderElection) confirm(h *Hold) error {
+	ok, stat, err := e.q.s.conn.Exists(h.Node())
+	switch {
+	case err != nil:
+		return fmt.Errorf("zklock: confirm leadership %s: %w", h.Node(), err)
+	case !ok || stat.EphemeralOwner != h.SessionID() || e.q.s.conn.SessionID() != h.SessionID():
+		return fmt.Errorf("%w: %s", ErrNodeGone, h.Node())
+	}
+	if state, sid, _ := e.q.s.snapshot(); sid != h.SessionID() || (state != StateConnected && state != StateSuspended) {
+		return fmt.Errorf("%w: session changed before %s could lead", ErrSessionExpired, h.Node())
+	}
+	return h.Err()
+}
+
+// lead runs one term. It returns whether the term was still live when fn
+// returned, and fn's result (or the loss).
+func (e *LeaderElection) lead(ctx context.Context, h *Hold, fn func(context.Context, *Leadership) error) (live bool, err error) {
+	tctx, cancel := context.WithCancelCause(h.Context())
+	l := &Leadership{e: e, hold: h, ctx: tctx, cancel: cancel}
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	revokeDone := make(chan struct{})
+	go func() {
+		defer close(revokeDone)
+		select {
+		case <-h.Revoked(): // nil, never ready, when not revocable
+			cancel(ErrRevoked)
+		case <-tctx.Done():
+		}
+	}()
+	e.mu.Lock()
+	e.term = l
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.term = nil
+		e.mu.Unlock()
+		stop()
+		cancel(ErrReleased)
+		<-revokeDone
+		if rerr := h.Release(); rerr != nil && !errors.Is(rerr, ErrLost) && !errors.Is(rerr, ErrNotHeld) {
+			e.q.s.log.Warn("zklock: leader release", "node", h.Node(), "err", rerr)
+		}
+	}()
+	if err := h.Err(); err != nil { // lost between the check and here
+		return false, err
+	}
+	err = fn(tctx, l)
+	if tctx.Err() == nil {
+		return true, err
+	}
+	if cause := context.Cause(tctx); err == nil && errors.Is(cause, ErrLost) {
+		err = cause
+	}
+	return false, err
+}
