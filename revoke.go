@@ -18,8 +18,11 @@ var revokeMessage = []byte("__REVOKE__")
 // Revoker.attemptRevoke does. It reaches zklock holds made with
 // WithRevocable and Curator locks made revocable; other holders ignore it.
 // A node that is already gone is not an error. ctx is checked before the
-// request.
+// request; a nil ctx or session is an error wrapping ErrInvalidArgument.
 func Revoke(ctx context.Context, s *Session, nodePath string) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
 	if s == nil {
 		return fmt.Errorf("%w: nil session", ErrInvalidArgument)
 	}
@@ -28,6 +31,9 @@ func Revoke(ctx context.Context, s *Session, nodePath string) error {
 	}
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
+	}
+	if err := s.waitReady(ctx); err != nil { // credentials first, as for a lock
+		return err
 	}
 	_, err := s.conn.Set(nodePath, revokeMessage, -1)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
