@@ -34,7 +34,10 @@ import (
 // sequential, named with the write node's sequence, so it keeps the write
 // node's place in the queue: a writer queued behind cannot acquire until the
 // downgraded read hold is released too, even after the write hold is. Such a
-// read never waits. Curator 5.4 instead queues the read node at the back,
+// read never waits. Its Token is the write hold's token, not its own node's
+// czxid: the read hold continues the write hold's place in the queue, and
+// every later holder's token (a writer queued behind, whose node is older
+// than the read node) stays greater than it. Curator 5.4 instead queues the read node at the back,
 // where a queued writer overtakes it; zklock does not.
 //
 // Upgrade is refused: WriteLock().Lock with a context that carries a read
@@ -182,6 +185,7 @@ func (h *RWHalf) downgrade(ctx context.Context, w *hold) (*Hold, error) {
 	q := h.q
 	q.fixed = name[i+len(markWrite):]
 	q.decide = readDecide(name)
+	q.token = w.token
 	// A downgrade never waits: the write node holds, so nothing but our own
 	// read node can be queued at or ahead of its sequence. Taking the waiting
 	// path (not the try path, whose probe would place the new node at the
