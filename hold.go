@@ -29,6 +29,7 @@ import (
 type Hold struct {
 	h        *hold
 	released atomic.Bool
+	unlocked bool // a WithFailOpen stand-in: no node, nothing to delete
 }
 
 // hold is the state shared by all reentrant Holds of one acquisition.
@@ -181,6 +182,10 @@ func (h *Hold) Release() error {
 		return ErrNotHeld
 	}
 	st := h.h
+	if h.unlocked {
+		st.end(ErrReleased)
+		return nil
+	}
 	st.mu.Lock()
 	if st.ended {
 		err := st.err

@@ -76,6 +76,14 @@ func (q *queue) lock(ctx context.Context, try bool) (*Hold, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
 	}
+	if q.cfg.failOpen > 0 {
+		return q.lockFailOpen(ctx, try)
+	}
+	h, err := q.lockOnce(ctx, try)
+	return h, q.unreachable(err)
+}
+
+func (q *queue) lockOnce(ctx context.Context, try bool) (*Hold, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, context.Cause(ctx)
 	}

@@ -128,6 +128,7 @@ type lockConfig struct {
 	acl       []zk.ACL
 	revocable bool
 	requeue   bool // leader election: campaign again after each term (see WithRequeue)
+	failOpen  time.Duration
 }
 
 func newLockConfig(opts []Option) lockConfig {

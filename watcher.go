@@ -69,7 +69,7 @@ func (q *queue) acquire(ctx context.Context, try bool) (_ *entry, err error) {
 		return nil, err
 	}
 	if try {
-		if err := q.wouldWait(); err != nil {
+		if err := q.wouldWait(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -91,7 +91,7 @@ func (q *queue) acquire(ctx context.Context, try bool) (_ *entry, err error) {
 	}
 	statc := make(chan statResult, 1)
 	go func() {
-		ok, stat, err := q.s.conn.Exists(e.node())
+		ok, stat, err := call2(ctx, func() (bool, *zk.Stat, error) { return q.s.conn.Exists(e.node()) })
 		statc <- statResult{ok, stat, err}
 	}()
 	werr := q.wait(ctx, e, try)
@@ -110,8 +110,8 @@ func (q *queue) acquire(ctx context.Context, try bool) (_ *entry, err error) {
 
 // wouldWait lists the directory once and returns ErrLocked if a node of ours
 // would have to wait, so a TryLock on a taken lock writes nothing.
-func (q *queue) wouldWait() error {
-	children, _, err := q.s.conn.Children(q.dir)
+func (q *queue) wouldWait(ctx context.Context) error {
+	children, _, err := call2(ctx, func() ([]string, *zk.Stat, error) { return q.s.conn.Children(q.dir) })
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}
@@ -147,7 +147,7 @@ func (q *queue) create(ctx context.Context) (*entry, error) {
 			return nil, context.Cause(ctx)
 		}
 		if ambiguous {
-			e, err := q.find(prefix, sid)
+			e, err := q.find(ctx, prefix, sid)
 			if err != nil {
 				attempt = q.backoff(ctx, attempt)
 				continue
@@ -161,8 +161,21 @@ func (q *queue) create(ctx context.Context) (*entry, error) {
 		if q.fixed != "" {
 			name, flags = name+q.fixed, zk.FlagEphemeral
 		}
-		p, err := conn.Create(name, q.cfg.data, flags, q.cfg.acl)
+		p, err := call(ctx, func() (string, error) { return conn.Create(name, q.cfg.data, flags, q.cfg.acl) },
+			func(p string, err error) { // the outcome, known after we gave up
+				switch {
+				case err == nil:
+					q.s.abandon(p, sid)
+				case isConnErr(err):
+					q.s.cleaner.findAndDelete(q.dir, prefix, sid)
+				}
+			})
 		switch {
+		case err != nil && ctx.Err() != nil:
+			// The outcome may be unknown (a connection error as ctx ended);
+			// a create still in flight is also handled by its late handler.
+			q.s.cleaner.findAndDelete(q.dir, prefix, sid)
+			return nil, context.Cause(ctx)
 		case err == nil:
 			if _, now, _ := q.s.snapshot(); now != sid {
 				q.s.cleaner.deleteNode(p, now) // made by a session we did not see it under
@@ -170,7 +183,7 @@ func (q *queue) create(ctx context.Context) (*entry, error) {
 			}
 			return &entry{dir: q.dir, name: path.Base(p), sid: sid}, nil
 		case errors.Is(err, zk.ErrNoNode):
-			if err := q.mkdirs(q.dir); err != nil && !isConnErr(err) {
+			if err := q.mkdirs(ctx, q.dir); err != nil && !isConnErr(err) && ctx.Err() == nil {
 				return nil, fmt.Errorf("zklock: create parents of %s: %w", q.dir, err)
 			}
 		case isConnErr(err):
@@ -190,8 +203,8 @@ func (q *queue) backoff(ctx context.Context, attempt int) int {
 }
 
 // find looks for our protected prefix after an ambiguous create.
-func (q *queue) find(prefix string, sid int64) (*entry, error) {
-	children, _, err := q.s.conn.Children(q.dir)
+func (q *queue) find(ctx context.Context, prefix string, sid int64) (*entry, error) {
+	children, _, err := call2(ctx, func() ([]string, *zk.Stat, error) { return q.s.conn.Children(q.dir) })
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil
 	}
@@ -203,7 +216,7 @@ func (q *queue) find(prefix string, sid int64) (*entry, error) {
 			continue
 		}
 		e := &entry{dir: q.dir, name: name, sid: sid}
-		ok, stat, err := q.s.conn.Exists(e.node())
+		ok, stat, err := call2(ctx, func() (bool, *zk.Stat, error) { return q.s.conn.Exists(e.node()) })
 		if err != nil {
 			return nil, err
 		}
@@ -219,16 +232,17 @@ func (q *queue) find(prefix string, sid int64) (*entry, error) {
 
 // mkdirs creates dir and its missing ancestors as CONTAINER nodes with empty
 // data, as Curator's creatingParentContainersIfNeeded does.
-func (q *queue) mkdirs(dir string) error {
+func (q *queue) mkdirs(ctx context.Context, dir string) error {
 	if dir == "/" {
 		return nil
 	}
-	_, err := q.s.conn.CreateContainer(dir, []byte{}, zk.FlagContainer, q.cfg.acl)
+	mkdir := func() (string, error) { return q.s.conn.CreateContainer(dir, []byte{}, zk.FlagContainer, q.cfg.acl) }
+	_, err := call(ctx, mkdir, nil)
 	if errors.Is(err, zk.ErrNoNode) {
-		if err := q.mkdirs(path.Dir(dir)); err != nil {
+		if err := q.mkdirs(ctx, path.Dir(dir)); err != nil {
 			return err
 		}
-		_, err = q.s.conn.CreateContainer(dir, []byte{}, zk.FlagContainer, q.cfg.acl)
+		_, err = call(ctx, mkdir, nil)
 	}
 	if err == nil || errors.Is(err, zk.ErrNodeExists) {
 		return nil
@@ -246,7 +260,10 @@ func (q *queue) wait(ctx context.Context, e *entry, try bool) error {
 		case state == StateExpired || sid != e.sid:
 			return ErrSessionExpired
 		}
-		children, _, err := q.s.conn.Children(e.dir)
+		children, _, err := call2(ctx, func() ([]string, *zk.Stat, error) { return q.s.conn.Children(e.dir) })
+		if err != nil && ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			if !isConnErr(err) {
 				return fmt.Errorf("zklock: list %s: %w", e.dir, err)
@@ -286,8 +303,13 @@ func (q *queue) wait(ctx context.Context, e *entry, try bool) error {
 func (q *queue) watch(ctx context.Context, e *entry, p string, jump bool) (bool, error) {
 	for {
 		_, _, changed := q.s.snapshot()
-		_, _, ch, err := q.s.conn.GetW(p)
+		ch, err := call(ctx, func() (<-chan zk.Event, error) {
+			_, _, ch, err := q.s.conn.GetW(p)
+			return ch, err
+		}, nil)
 		switch {
+		case err != nil && ctx.Err() != nil:
+			return false, context.Cause(ctx)
 		case errors.Is(err, zk.ErrNoNode):
 			return q.jumped(e, jump), nil
 		case err != nil:

@@ -31,6 +31,9 @@ func childEnv(base []string, path, node string, token int64) []string {
 		}
 		env = append(env, kv)
 	}
+	if node == "" { // --on-unreachable run: no lock, no node, no token
+		return append(env, envPath+"="+path, envUnlocked+"=1")
+	}
 	return append(env,
 		envPath+"="+path,
 		envNode+"="+node,
@@ -42,7 +45,15 @@ func childEnv(base []string, path, node string, token int64) []string {
 // it ran. Signals sent to zklock are forwarded. On loss the child gets
 // SIGTERM, then SIGKILL after --kill-grace.
 func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
-	cmd.Env = childEnv(a.environ, inv.path, h.Node(), h.Token())
+	var (
+		node  string
+		token int64
+		done  <-chan struct{} // nil, never ready, when running unlocked (h == nil)
+	)
+	if h != nil {
+		node, token, done = h.Node(), h.Token(), h.Done()
+	}
+	cmd.Env = childEnv(a.environ, inv.path, node, token)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
 	group := !isTerminal(a.stdin)
 	cmd.SysProcAttr = childAttr(group)
@@ -54,7 +65,6 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 
 	waitc := make(chan error, 1)
 	go func() { waitc <- cmd.Wait() }()
-	done := h.Done()
 	var (
 		lost   bool
 		killed bool
@@ -85,7 +95,7 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 				a.errorf("wait for %s: %v", inv.cmd[0], err)
 				code = exitError
 			}
-			if !lost && isLost(h) { // lost just as the child exited: its work was not covered
+			if !lost && h != nil && isLost(h) { // lost just as the child exited: its work was not covered
 				lost = true
 				a.errorf("%s: %v while %s ran", h.Node(), h.Err(), inv.cmd[0])
 			}

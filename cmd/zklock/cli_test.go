@@ -89,9 +89,11 @@ func TestCLIUsageErrorsExit2(t *testing.T) {
 		{[]string{"--on-unreachable", "pray", "lock", "p"}, "--on-unreachable"},
 		{[]string{"read", "p", "true"}, "not yet available"},
 		{[]string{"write", "p", "true"}, "not yet available"},
-		{[]string{"semaphore", "p", "--leases", "2", "true"}, "not yet available"},
+		{[]string{"semaphore", "p", "true"}, "--leases N is required"},
+		{[]string{"semaphore", "p", "--leases", "0", "true"}, "--leases N is required"},
 		{[]string{"elect", "p", "true"}, "not yet available"},
-		{[]string{"revoke", "/locks/p/n"}, "not yet available"},
+		{[]string{"revoke"}, "missing PATH"},
+		{[]string{"revoke", "/locks/p/n", "extra"}, `unexpected argument "extra"`},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := runZklock(t, env, tt.args...)
@@ -115,7 +117,7 @@ func TestCLICommandNotFoundExits127(t *testing.T) {
 	assert.Equal(t, exitCannotExec, code)
 }
 
-func TestCLIUnreachableExits1(t *testing.T) {
+func TestCLIUnreachable(t *testing.T) {
 	t.Parallel()
 	for name, addr := range map[string]string{"refused": deadAddr(t), "silent": silentAddr(t)} {
 		for _, policy := range []string{"fail", "run"} {
@@ -124,13 +126,26 @@ func TestCLIUnreachableExits1(t *testing.T) {
 				marker := filepath.Join(t.TempDir(), "ran")
 				p := startZklock(t, []string{"ZKLOCK_ON_UNREACHABLE=" + policy},
 					"--servers", addr, "--timeout", "1s", "--auth", "digest:u:p",
-					"lock", "unreachable", "sh", "-c", `touch "$0"`, marker)
+					"lock", "unreachable", "sh", "-c", `env > "$0"; exit 7`, marker)
 				code := p.wait(t, 15*time.Second)
-				assert.Equal(t, exitError, code, p.stderr.String())
 				assert.GreaterOrEqual(t, p.dur, time.Second)
 				assert.Less(t, p.dur, 6*time.Second)
 				assert.Contains(t, p.stderr.String(), "no ZooKeeper server answered at "+addr+" within 1s")
-				assert.NoFileExists(t, marker, "CMD ran")
+				if policy == "fail" {
+					assert.Equal(t, exitError, code, p.stderr.String())
+					assert.NoFileExists(t, marker, "CMD ran")
+					return
+				}
+				// run: CMD runs unlocked, its status is zklock's, and its
+				// environment says so, with no node and no token.
+				assert.Equal(t, 7, code, p.stderr.String())
+				assert.Contains(t, p.stderr.String(), "WITHOUT the lock")
+				env, err := os.ReadFile(marker)
+				require.NoError(t, err, "CMD did not run")
+				assert.Contains(t, string(env), "ZKLOCK_UNLOCKED=1\n")
+				assert.Contains(t, string(env), "ZKLOCK_PATH=/locks/unreachable\n")
+				assert.NotContains(t, string(env), "ZKLOCK_FENCING_TOKEN=")
+				assert.NotContains(t, string(env), "ZKLOCK_NODE=")
 			})
 		}
 	}

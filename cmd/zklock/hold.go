@@ -71,7 +71,7 @@ func (a *app) runHolding(inv *invocation) int {
 	s, err := a.connect(ctx, cfg)
 	if err != nil {
 		if errors.Is(err, errUnreachable) {
-			return a.unreachable(inv, err)
+			return a.unreachable(inv, cmd, err)
 		}
 		return a.notAcquired(inv, err)
 	}
@@ -91,6 +91,9 @@ func (a *app) runHolding(inv *invocation) int {
 	stop() // from here on the signals are forwarded to CMD
 	if err != nil {
 		s.Close()
+		if errors.Is(err, zklock.ErrUnreachable) {
+			return a.unreachable(inv, cmd, err)
+		}
 		return a.notAcquired(inv, err)
 	}
 	var sig *interrupted
@@ -170,18 +173,17 @@ func (a *app) notAcquired(inv *invocation, err error) int {
 	return exitCode(err)
 }
 
-// unreachable applies --on-unreachable when no server answered in time.
-//
-// Hook: with "run", CMD is to run anyway, unlocked, with ZKLOCK_UNLOCKED=1
-// and no node or token (cli.md). That behaviour is not implemented yet, so
-// both policies fail safe for now: exit 1 without running CMD.
-func (a *app) unreachable(inv *invocation, err error) int {
-	if inv.cfg.onUnreachable == onUnreachableRun {
-		a.errorf("%v; --on-unreachable run is not implemented yet: CMD was not run", err)
+// unreachable applies --on-unreachable when no server answered in time:
+// "fail" exits 1 without running CMD; "run" runs CMD anyway, unlocked, with
+// ZKLOCK_UNLOCKED=1 and no node or token, and exits with its status. With
+// no CMD there is nothing to run, so both fail.
+func (a *app) unreachable(inv *invocation, cmd *exec.Cmd, err error) int {
+	if inv.cfg.onUnreachable != onUnreachableRun || cmd == nil {
+		a.errorf("%v; CMD was not run", err)
 		return exitError
 	}
-	a.errorf("%v; CMD was not run", err)
-	return exitError
+	a.errorf("warning: %v; running %s WITHOUT the lock (--on-unreachable run)", err, inv.cmd[0])
+	return a.runChild(inv, cmd, nil)
 }
 
 // cannotStart reports a CMD that cannot be run (126) or found (127).

@@ -1,0 +1,111 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrUnreachable is returned, wrapped together with the context's error,
+// when an acquire ends while no ZooKeeper server could be reached.
+var ErrUnreachable = errors.New("zklock: zookeeper unreachable")
+
+// ErrUnlocked is returned by an acquire made WithFailOpen when ZooKeeper
+// could not be reached in time: it comes with a non-nil Hold that is NOT
+// exclusive. See WithFailOpen.
+var ErrUnlocked = errors.New("zklock: zookeeper unreachable, running without the lock")
+
+// WithFailOpen makes an acquire that cannot reach ZooKeeper for `bound`
+// return at once with a non-exclusive Hold and ErrUnlocked, so that an
+// efficiency lock's job runs anyway instead of being skipped. The bound
+// counts time during which the session is not connected; an acquire that is
+// merely waiting for another holder is never affected.
+//
+// This is for efficiency locks only: jobs whose duplicate run only wastes
+// work (a report, a cache warm-up), never for locks that protect data. The
+// returned Hold has no node and no fencing token (Token returns 0, Exclusive
+// false), its Done channel closes only when it is released, and Release
+// returns nil. Because an error is returned alongside it, code that treats
+// every error as failure stays fail-closed:
+//
+//	h, err := m.Lock(ctx)
+//	switch {
+//	case errors.Is(err, zklock.ErrUnlocked):
+//		log.Printf("running without the lock: %v", err)
+//	case err != nil:
+//		return err
+//	}
+//	defer h.Release()
+//
+// Default: off (an unreachable ZooKeeper makes the acquire wait until its
+// context ends, then fail with ErrUnreachable).
+func WithFailOpen(bound time.Duration) Option {
+	return func(c *lockConfig) { c.failOpen = bound }
+}
+
+// Exclusive reports whether the hold excludes other holders: false only for
+// the hold a WithFailOpen acquire returns with ErrUnlocked.
+func (h *Hold) Exclusive() bool { return h.h.node != "" }
+
+// unreachable wraps an acquire's error when it ended while the session was
+// not connected, so callers can tell "ZooKeeper is down" from "the lock was
+// busy until the deadline".
+func (q *queue) unreachable(err error) error {
+	if err == nil || errors.Is(err, ErrUnreachable) {
+		return err
+	}
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && !isConnErr(err) {
+		return err
+	}
+	if state, _, _ := q.s.snapshot(); state == StateConnected {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrUnreachable, err)
+}
+
+// lockFailOpen runs an acquire that gives up, with a non-exclusive hold,
+// once the session has been unreachable for the fail-open bound.
+func (q *queue) lockFailOpen(ctx context.Context, try bool) (*Hold, error) {
+	actx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		q.s.untilUnreachable(actx, q.cfg.failOpen, cancel)
+	}()
+	h, err := q.lockOnce(actx, try)
+	cancel(nil)
+	<-done
+	if err == nil || !errors.Is(context.Cause(actx), ErrUnreachable) || ctx.Err() != nil {
+		return h, err
+	}
+	uctx, ucancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	q.s.log.Warn("zklock: zookeeper unreachable, running without the lock", "path", q.path, "bound", q.cfg.failOpen)
+	st := &hold{s: q.s, path: q.path, ctx: uctx, cancel: ucancel, count: 1, acquired: time.Now()}
+	st.onEnd = func() {}
+	return &Hold{h: st, unlocked: true}, fmt.Errorf("%w (%s)", ErrUnlocked, q.path)
+}
+
+// untilUnreachable cancels ctx with ErrUnreachable once the session has been
+// continuously not connected for bound; it returns when ctx ends.
+func (s *Session) untilUnreachable(ctx context.Context, bound time.Duration, cancel context.CancelCauseFunc) {
+	var timer <-chan time.Time
+	for {
+		state, _, changed := s.snapshot()
+		if state == StateConnected {
+			timer = nil
+		} else if timer == nil {
+			t := time.NewTimer(bound)
+			defer t.Stop()
+			timer = t.C
+		}
+		select {
+		case <-changed:
+		case <-timer:
+			cancel(ErrUnreachable)
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
