@@ -160,7 +160,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestParseVerbsNotYetAvailable(t *testing.T) {
-	for _, name := range []string{"read", "write", "semaphore", "elect", "revoke"} {
+	for _, name := range []string{"read", "write", "elect"} {
 		_, err := parseArgs([]string{name, "p", "true"}, envMap(nil))
 		assertUsage(t, err, "not yet available")
 		assert.Equal(t, exitUsage, exitCode(err))

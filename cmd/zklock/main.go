@@ -37,6 +37,10 @@ type verb struct {
 
 	// flags registers the verb's own flags (beyond the global ones).
 	flags func(fs *flag.FlagSet, o *verbOpts)
+
+	// check, if set, validates the verb's flags before anything connects;
+	// it returns a usage error.
+	check func(o *verbOpts) error
 }
 
 func (v *verb) available() bool { return v.recipe != nil || v.run != nil }
@@ -52,7 +56,7 @@ var verbs = []*verb{
 	{name: "write", args: "PATH [--] [CMD [ARG...]]", summary: "exclusive half of the read-write lock (Curator __WRIT__)",
 		holds: true},
 	{name: "semaphore", args: "PATH --leases N [--] [CMD [ARG...]]", summary: "one of N leases (Curator InterProcessSemaphoreV2)",
-		holds: true,
+		holds: true, recipe: semaphoreRecipe, check: checkLeases,
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
 			fs.IntVar(&o.leases, "leases", 0, "number of leases (semaphore)")
 		}},
@@ -67,7 +71,8 @@ var verbs = []*verb{
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
 			fs.BoolVar(&o.json, "json", false, "print one JSON object (status)")
 		}},
-	{name: "revoke", args: "NODE-PATH", summary: "ask a revocable holder to release (Curator __REVOKE__)"},
+	{name: "revoke", args: "NODE-PATH", summary: "ask a revocable holder to release (Curator __REVOKE__)",
+		run: runRevoke},
 }
 
 func lookupVerb(name string) *verb {
@@ -107,6 +112,11 @@ func (a *app) run(args []string) int {
 			return exitOK
 		}
 		return a.fail(err)
+	}
+	if inv.verb.check != nil {
+		if err := inv.verb.check(&inv.opts); err != nil {
+			return a.fail(err)
+		}
 	}
 	if inv.cfg.verbose {
 		a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
