@@ -1,0 +1,290 @@
+package bench
+
+import (
+	"bufio"
+	"crypto/sha256"
+	_ "embed" // driver sources
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+//go:embed java/CuratorBench.java
+var curatorSource []byte
+
+//go:embed kazoo_bench.py
+var kazooSource []byte
+
+const (
+	jarDir      = "/usr/share/java"
+	python      = "/usr/bin/python3"
+	replyWait   = 3 * time.Minute // the longest command (a 1000-waiter herd) takes seconds
+	startupWait = time.Minute
+)
+
+// The Curator driver's class path: the Debian jars, as internal/peers uses.
+var curatorJars = []string{
+	"curator-recipes.jar", "curator-framework.jar", "curator-client.jar",
+	"zookeeper.jar", "zookeeper-jute.jar", "guava.jar", "slf4j-api.jar", "slf4j-nop.jar",
+}
+
+func classPath() string {
+	parts := make([]string, len(curatorJars))
+	for i, j := range curatorJars {
+		parts[i] = filepath.Join(jarDir, j)
+	}
+	return strings.Join(parts, string(os.PathListSeparator))
+}
+
+func digest(parts ...[]byte) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write(p)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// curatorClasses compiles CuratorBench.java once (cached under os.TempDir by
+// content) and returns the class directory.
+var curatorClasses = sync.OnceValues(func() (string, error) {
+	javac, err := exec.LookPath("javac")
+	if err != nil {
+		return "", fmt.Errorf("javac not found (run `make deps`): %w", err)
+	}
+	cp := classPath()
+	dir := filepath.Join(os.TempDir(), "zklock-curator-bench-"+digest(curatorSource, []byte(cp)))
+	if _, err := os.Stat(filepath.Join(dir, "CuratorBench.class")); err == nil {
+		return dir, nil
+	}
+	tmp, err := os.MkdirTemp(os.TempDir(), "zklock-curator-bench-build-")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	src := filepath.Join(tmp, "CuratorBench.java")
+	if err := os.WriteFile(src, curatorSource, 0o600); err != nil {
+		return "", err
+	}
+	classes := filepath.Join(tmp, "classes")
+	if out, err := exec.Command(javac, "-encoding", "UTF-8", "-Xlint:-path", "-cp", cp, "-d", classes, src).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("javac: %w\n%s", err, out)
+	}
+	if err := os.Rename(classes, dir); err != nil {
+		if _, statErr := os.Stat(filepath.Join(dir, "CuratorBench.class")); statErr != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+})
+
+var kazooScript = sync.OnceValues(func() (string, error) {
+	p := filepath.Join(os.TempDir(), "zklock-kazoo-bench-"+digest(kazooSource)+".py")
+	if _, err := os.Stat(p); err == nil {
+		return p, nil
+	}
+	tmp := fmt.Sprintf("%s.%d", p, os.Getpid())
+	if err := os.WriteFile(tmp, kazooSource, 0o600); err != nil {
+		return "", err
+	}
+	return p, os.Rename(tmp, p)
+})
+
+// driver is a Curator or kazoo process running the measurement loops of
+// one recipe; it implements the same measurements as goTarget.
+type driver struct {
+	name, recipe string
+	proc         *process
+}
+
+// process is one running driver, shared by the recipes of its language.
+type process struct {
+	label  string
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan string
+	stderr *strings.Builder
+	mu     sync.Mutex
+}
+
+// startCurator starts the Curator driver connected to connect.
+func startCurator(connect string) (*process, error) {
+	classes, err := curatorClasses()
+	if err != nil {
+		return nil, err
+	}
+	java, err := exec.LookPath("java")
+	if err != nil {
+		return nil, fmt.Errorf("java not found (run `make deps`): %w", err)
+	}
+	return startProcess("curator", java, "-Xmx512m", "-Xss512k", "-XX:+UseSerialGC",
+		"-cp", classes+string(os.PathListSeparator)+classPath(),
+		"CuratorBench", connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
+}
+
+// startKazoo starts the kazoo driver connected to connect.
+func startKazoo(connect string) (*process, error) {
+	script, err := kazooScript()
+	if err != nil {
+		return nil, err
+	}
+	return startProcess("kazoo", python, "-u", script, connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
+}
+
+func startProcess(label string, argv ...string) (*process, error) {
+	p := &process{label: label, lines: make(chan string, 4), stderr: &strings.Builder{}}
+	p.cmd = exec.Command(argv[0], argv[1:]...)
+	p.cmd.SysProcAttr = sysProcAttr()
+	p.cmd.Stderr = &lockedWriter{w: p.stderr, mu: &p.mu}
+	var err error
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("bench: start %s driver: %w", label, err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+	}()
+	line, err := p.read(startupWait)
+	if err != nil || line != "ready" {
+		p.close()
+		return nil, fmt.Errorf("bench: %s driver did not start (%q, %v): %s", label, line, err, p.stderrText())
+	}
+	return p, nil
+}
+
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+func (p *process) stderrText() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.stderr.String()
+	if len(s) > 4000 {
+		s = s[len(s)-4000:]
+	}
+	return s
+}
+
+func (p *process) read(wait time.Duration) (string, error) {
+	select {
+	case line, ok := <-p.lines:
+		if !ok {
+			return "", io.EOF
+		}
+		return line, nil
+	case <-time.After(wait):
+		return "", errors.New("timed out")
+	}
+}
+
+// do sends one command and decodes its JSON answer into v.
+func (p *process) do(v any, args ...any) error {
+	cmd := strings.TrimSpace(fmt.Sprintln(args...))
+	if _, err := io.WriteString(p.stdin, cmd+"\n"); err != nil {
+		return fmt.Errorf("bench: %s driver: send %q: %w: %s", p.label, cmd, err, p.stderrText())
+	}
+	line, err := p.read(replyWait)
+	if err != nil {
+		return fmt.Errorf("bench: %s driver: %q: %w: %s", p.label, cmd, err, p.stderrText())
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(line), &e); err != nil {
+		return fmt.Errorf("bench: %s driver: %q: bad reply %q", p.label, cmd, line)
+	}
+	if e.Error != "" {
+		return fmt.Errorf("bench: %s driver: %q: %s", p.label, cmd, e.Error)
+	}
+	if v == nil {
+		return nil
+	}
+	return json.Unmarshal([]byte(line), v)
+}
+
+// close asks the driver to quit and kills it if it does not within 10s.
+func (p *process) close() {
+	_, _ = io.WriteString(p.stdin, "quit\n")
+	_ = p.stdin.Close()
+	done := make(chan struct{})
+	go func() {
+		for range p.lines { //nolint:revive // drain until EOF
+		}
+		_ = p.cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+}
+
+type timedReply struct {
+	Ops       int     `json:"ops"`
+	ElapsedNs int64   `json:"elapsed_ns"`
+	LatNs     []int64 `json:"lat_ns"`
+}
+
+func (t timedReply) run() Run {
+	r := Run{Ops: t.Ops, Elapsed: time.Duration(t.ElapsedNs), Lat: make([]time.Duration, len(t.LatNs))}
+	for i, l := range t.LatNs {
+		r.Lat[i] = time.Duration(l)
+	}
+	r.finish()
+	return r
+}
+
+func (d *driver) Name() string { return d.name }
+
+func (d *driver) Uncontended(path string, warm, dur time.Duration) (Run, error) {
+	var t timedReply
+	err := d.proc.do(&t, "uncontended", d.recipe, path, warm.Milliseconds(), dur.Milliseconds())
+	return t.run(), err
+}
+
+func (d *driver) Contended(path string, sessions, workers int, dur time.Duration) (Run, error) {
+	var t timedReply
+	err := d.proc.do(&t, "contended", d.recipe, path, sessions, workers, dur.Milliseconds())
+	return t.run(), err
+}
+
+func (d *driver) HerdPrepare(server, path string, n int) error {
+	return d.proc.do(nil, "herd_prepare", d.recipe, server, path, n)
+}
+
+func (d *driver) HerdGo() (time.Duration, error) {
+	var t timedReply
+	err := d.proc.do(&t, "herd_go")
+	return time.Duration(t.ElapsedNs), err
+}
+
+func (d *driver) HerdClose() { _ = d.proc.do(nil, "herd_close") }

@@ -1,0 +1,188 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklock/zklock"
+)
+
+// A goLocker is one participant's handle on one lock, used by one goroutine.
+type goLocker interface {
+	lock() error
+	unlock() error
+}
+
+// A goClient is one ZooKeeper session of a Go library.
+type goClient interface {
+	locker(path string) (goLocker, error)
+	close()
+}
+
+// goLib opens sessions of one Go lock implementation.
+type goLib struct {
+	name string
+	open func(server string) (goClient, error)
+}
+
+const sessionTimeout = 10 * time.Second
+
+var acl = zk.WorldACL(zk.PermAll)
+
+// zklockLib is zklock's recipe built by mk on a fresh Session.
+func zklockLib(name string, mk func(s *zklock.Session, path string) (func(context.Context) (*zklock.Hold, error), error)) goLib {
+	return goLib{name: name, open: func(server string) (goClient, error) {
+		s, err := zklock.Connect([]string{server}, zklock.WithSessionTimeout(sessionTimeout))
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := s.WaitConnected(ctx); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+		return &zklockClient{s: s, mk: mk}, nil
+	}}
+}
+
+type zklockClient struct {
+	s  *zklock.Session
+	mk func(s *zklock.Session, path string) (func(context.Context) (*zklock.Hold, error), error)
+}
+
+func (c *zklockClient) locker(path string) (goLocker, error) {
+	lock, err := c.mk(c.s, path)
+	if err != nil {
+		return nil, err
+	}
+	return &zklockLocker{lockFn: lock}, nil
+}
+
+func (c *zklockClient) close() { _ = c.s.Close() }
+
+type zklockLocker struct {
+	lockFn func(context.Context) (*zklock.Hold, error)
+	h      *zklock.Hold
+}
+
+func (l *zklockLocker) lock() (err error) {
+	l.h, err = l.lockFn(context.Background())
+	return err
+}
+
+func (l *zklockLocker) unlock() error { return l.h.Release() }
+
+// zklockMutex is zklock.Mutex.
+var zklockMutex = zklockLib("zklock-mutex", func(s *zklock.Session, path string) (func(context.Context) (*zklock.Hold, error), error) {
+	m, err := zklock.NewMutex(s, path)
+	if err != nil {
+		return nil, err
+	}
+	return m.Lock, nil
+})
+
+// connectZK opens a plain go-zookeeper connection and waits for its session.
+func connectZK(server string) (*zk.Conn, error) {
+	conn, ev, err := zk.Connect([]string{server}, sessionTimeout, zk.WithLogInfo(false))
+	if err != nil {
+		return nil, err
+	}
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case e := <-ev:
+			if e.State == zk.StateHasSession {
+				go drain(ev)
+				return conn, nil
+			}
+		case <-timeout:
+			conn.Close()
+			return nil, fmt.Errorf("bench: no session from %s", server)
+		}
+	}
+}
+
+func drain(ev <-chan zk.Event) {
+	for range ev { //nolint:revive // discard session events until the connection closes
+	}
+}
+
+type zkClient struct{ conn *zk.Conn }
+
+func (c *zkClient) close() { c.conn.Close() }
+
+// goZKLock is go-zookeeper's zk.Lock.
+var goZKLock = goLib{name: "go-zookeeper-lock", open: func(server string) (goClient, error) {
+	conn, err := connectZK(server)
+	if err != nil {
+		return nil, err
+	}
+	return &zkLockClient{zkClient{conn}}, nil
+}}
+
+type zkLockClient struct{ zkClient }
+
+func (c *zkLockClient) locker(path string) (goLocker, error) {
+	return zkLocker{zk.NewLock(c.conn, path, acl)}, nil
+}
+
+type zkLocker struct{ l *zk.Lock }
+
+func (l zkLocker) lock() error   { return l.l.Lock() }
+func (l zkLocker) unlock() error { return l.l.Unlock() }
+
+// floorCycle is the bare cycle an uncontended lock cannot beat: create an
+// ephemeral sequential node, list the directory, delete the node. It
+// excludes nothing, so it is only measured uncontended.
+var floorCycle = goLib{name: "floor-cycle", open: func(server string) (goClient, error) {
+	conn, err := connectZK(server)
+	if err != nil {
+		return nil, err
+	}
+	return &cycleClient{zkClient{conn}}, nil
+}}
+
+type cycleClient struct{ zkClient }
+
+func (c *cycleClient) locker(path string) (goLocker, error) {
+	if err := mkdirs(c.conn, path); err != nil {
+		return nil, err
+	}
+	return &cycleLocker{conn: c.conn, dir: path}, nil
+}
+
+type cycleLocker struct {
+	conn      *zk.Conn
+	dir, node string
+}
+
+func (l *cycleLocker) lock() error {
+	node, err := l.conn.Create(l.dir+"/n-", nil, zk.FlagEphemeral|zk.FlagSequence, acl)
+	if err != nil {
+		return err
+	}
+	l.node = node
+	_, _, err = l.conn.Children(l.dir)
+	return err
+}
+
+func (l *cycleLocker) unlock() error { return l.conn.Delete(l.node, -1) }
+
+// mkdirs creates path and its parents as persistent nodes.
+func mkdirs(conn *zk.Conn, path string) error {
+	for i := 1; i <= len(path); i++ {
+		if i < len(path) && path[i] != '/' {
+			continue
+		}
+		_, err := conn.Create(path[:i], nil, 0, acl)
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("bench: create %s: %w", path[:i], err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,187 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteJSON writes the report to path, creating its directory.
+func (r *Report) WriteJSON(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// targetsOf lists the targets in the order they were first recorded.
+func (r *Report) targets() []string {
+	var names []string
+	for _, rec := range r.Records {
+		if !slices.Contains(names, rec.Target) {
+			names = append(names, rec.Target)
+		}
+	}
+	return names
+}
+
+func ms(d float64) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", d/float64(time.Millisecond))
+}
+
+func num(x float64, ok bool, format string) string {
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf(format, x)
+}
+
+// Print writes the tables, the goals and, last, the four ratio lines.
+func (r *Report) Print(w io.Writer) {
+	recs := r.Records
+	p50 := func(x *Run) float64 { return float64(x.P50) }
+	p99 := func(x *Run) float64 { return float64(x.P99) }
+	fmt.Fprintf(w, "\nthroughput: medians of %d repetitions (uncontended: cycles/s and cycle time in ms; contended: handoffs/s and acquire wait in ms)\n", r.Config.Reps)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "target\tuncont/s\tp50\tp99\t%d sess/s\twait p50\twait p99\t%d gor/s\twait p50\twait p99\t\n", r.Config.Contenders, r.Config.Goroutines)
+	for _, t := range r.targets() {
+		row := t + "\t"
+		for _, m := range []string{measureUnc, measureCont, measureGorout} {
+			v, ok := medianOf(recs, t, m, perSec)
+			a, _ := medianOf(recs, t, m, p50)
+			b, _ := medianOf(recs, t, m, p99)
+			if !ok {
+				row += "-\t-\t-\t"
+				continue
+			}
+			row += fmt.Sprintf("%.0f\t%s\t%s\t", v, ms(a), ms(b))
+		}
+		if row != t+"\t-\t-\t-\t-\t-\t-\t-\t-\t-\t" {
+			fmt.Fprintln(tw, row)
+		}
+	}
+	_ = tw.Flush()
+
+	fmt.Fprintf(w, "\nherd: one session through a counting relay, a holder and N waiters, each waiter takes the lock once (N handoffs)\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	hdr := "target\t"
+	for _, n := range r.Config.Herd {
+		hdr += fmt.Sprintf("req/h@%d\t", n)
+	}
+	for _, n := range r.Config.Herd {
+		hdr += fmt.Sprintf("notif/h@%d\t", n)
+	}
+	for _, n := range r.Config.Herd {
+		hdr += fmt.Sprintf("handoffs/s@%d\t", n)
+	}
+	fmt.Fprintln(tw, hdr)
+	for _, t := range r.targets() {
+		cells := map[int]Record{}
+		for _, rec := range recs {
+			if rec.Target == t && rec.Measure == measureHerd {
+				cells[rec.Waiters] = rec
+			}
+		}
+		if len(cells) == 0 {
+			continue
+		}
+		row := t + "\t"
+		for _, f := range []func(Record) string{
+			func(c Record) string { return fmt.Sprintf("%.2f", c.RequestsPerHandoff) },
+			func(c Record) string { return fmt.Sprintf("%.2f", c.NotificationsPerHandoff) },
+			func(c Record) string { return fmt.Sprintf("%.0f", c.PerSec) },
+		} {
+			for _, n := range r.Config.Herd {
+				if c, ok := cells[n]; ok {
+					row += f(c) + "\t"
+				} else {
+					row += "-\t"
+				}
+			}
+		}
+		fmt.Fprintln(tw, row)
+	}
+	_ = tw.Flush()
+
+	fmt.Fprintf(w, "\ncost in this process (Go only): heap allocations per uncontended acquire+release; heap+stack per waiting goroutine at the largest herd\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "target\tallocs/cycle\tbytes/waiter\t")
+	largest := slices.Max(append([]int{0}, r.Config.Herd...))
+	for _, t := range r.targets() {
+		var allocs, heap float64
+		var okA, okH bool
+		for _, rec := range recs {
+			if rec.Target == t && rec.Measure == measureAllocs {
+				allocs, okA = rec.AllocsPerCycle, true
+			}
+			if rec.Target == t && rec.Measure == measureHerd && rec.Waiters == largest && rec.HeapPerWaiter != 0 {
+				heap, okH = rec.HeapPerWaiter, true
+			}
+		}
+		if okA || okH {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t\n", t, num(allocs, okA, "%.1f"), num(heap, okH, "%.0f"))
+		}
+	}
+	_ = tw.Flush()
+
+	fmt.Fprintln(w)
+	r.printGoals(w)
+	fmt.Fprintln(w)
+	for _, c := range closing {
+		if v, ok := r.Ratios[c.line]; ok {
+			fmt.Fprintf(w, "%s %.2f\n", c.line, v)
+		} else {
+			fmt.Fprintf(w, "%s n/a\n", c.line)
+		}
+	}
+}
+
+func (r *Report) printGoals(w io.Writer) {
+	mark := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "NOT MET"
+	}
+	goal := func(line string, min float64) {
+		v, ok := r.Ratios[line]
+		fmt.Fprintf(w, "goal %-28s >= %.2f: %s (%.2f)\n", line, min, mark(ok && v >= min), v)
+	}
+	goal("contended zklock/curator", 1.5)
+	goal("contended zklock/floor", 0.9)
+	goal("uncontended zklock/curator", 1.2)
+	goal("uncontended zklock/floor", 0.95)
+	var lo, hi float64
+	var okLo, okHi bool
+	for _, rec := range r.Records {
+		if rec.Target != ZklockMutex || rec.Measure != measureHerd || len(r.Config.Herd) == 0 {
+			continue
+		}
+		if rec.Waiters == slices.Min(r.Config.Herd) {
+			lo, okLo = rec.RequestsPerHandoff, true
+		}
+		if rec.Waiters == slices.Max(r.Config.Herd) {
+			hi, okHi = rec.RequestsPerHandoff, true
+		}
+	}
+	// "The same": within 5% (the queue drains, so the last handoffs differ).
+	fmt.Fprintf(w, "goal herd requests/handoff flat (%d vs %d waiters): %s (%.2f vs %.2f)\n",
+		slices.Min(append([]int{0}, r.Config.Herd...)), slices.Max(append([]int{0}, r.Config.Herd...)),
+		mark(okLo && okHi && hi <= lo*1.05+0.05), lo, hi)
+	g, okG := medianOf(r.Records, ZklockMutex, measureGorout, perSec)
+	s, okS := medianOf(r.Records, ZklockMutex, measureCont, perSec)
+	fmt.Fprintf(w, "goal %d goroutines on one session >= %d sessions: %s (%.0f vs %.0f handoffs/s)\n",
+		r.Config.Goroutines, r.Config.Contenders, mark(okG && okS && g >= s), g, s)
+}
