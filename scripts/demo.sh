@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# make demo: leader-only job runners against a ZooKeeper this script starts.
+#
+# 1. Installs ZooKeeper if missing (scripts/install-deps.sh), builds
+#    examples/jobrunner and examples/fencedstore, starts a private ZooKeeper on
+#    a free 127.0.0.1 port (its own data dir; never 2181) and the fenced store.
+# 2. Starts three job runners on one election path (2 s sessions). The leader
+#    writes to the store every 200 ms with its fencing token.
+# 3. SIGKILLs the leader: another runner takes over, with a larger token, once
+#    the dead leader's session expires.
+# 4. SIGSTOPs the new leader past its session timeout, waits for a third leader
+#    to write, then SIGCONTs the paused one: it wakes mid-job, still believing
+#    it leads, and writes with its old token. The store rejects it.
+# 5. Prints a summary; exits 0 only if tokens increased across leaders and the
+#    stale write was rejected. Everything it started is killed on exit.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+export PATH="$PATH:/usr/local/go/bin"
+GO=${GO:-go}
+session=2s
+jar=/usr/share/java/zookeeper.jar
+started_at=$(date +%s%N)
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/zklock-demo.XXXXXX")
+log="$work/demo.log"
+: >"$log"
+pids=()
+tailpid=
+
+cleanup() {
+	local code=$?
+	trap - EXIT INT TERM
+	for pid in "${pids[@]}"; do
+		kill -CONT "$pid" 2>/dev/null || true
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+	if [ -n "$tailpid" ]; then kill "$tailpid" 2>/dev/null || true; fi
+	wait 2>/dev/null || true
+	rm -rf "$work"
+	exit "$code"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+die() {
+	say "FAILED: $*"
+	sleep 0.3
+	echo "demo: FAILED: $*" >&2
+	echo "--- last lines of the log ---" >&2
+	tail -n 30 "$log" >&2 || true
+	exit 1
+}
+
+# say: a narrative line, in order with the processes' own lines.
+say() { echo "== $*" >>"$log"; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+lines() { wc -l <"$log"; }
+
+# await SECONDS FROM REGEX: print the first log line after line FROM that
+# matches REGEX; fail after SECONDS.
+await() {
+	local end=$((SECONDS + $1)) from=$2 pat=$3 line
+	while :; do
+		line=$(tail -n +"$((from + 1))" "$log" | grep -m1 -E -- "$pat" || true)
+		if [ -n "$line" ]; then
+			printf '%s\n' "$line"
+			return 0
+		fi
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}
+
+four() {
+	timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1 && printf '%s' '$2' >&3 && cat <&3" 2>/dev/null || true
+}
+
+free_port() {
+	local p
+	for _ in $(seq 1 100); do
+		p=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# --- dependencies and build ---
+if [ ! -f "$jar" ] || ! command -v java >/dev/null 2>&1; then
+	"$root/scripts/install-deps.sh"
+fi
+command -v "$GO" >/dev/null 2>&1 || { echo "demo: Go is not installed (looked for $GO)" >&2; exit 1; }
+(cd "$root" && "$GO" build -o "$work/bin/" ./examples/jobrunner ./examples/fencedstore)
+
+tail -n +1 -f "$log" &
+tailpid=$!
+
+# --- ZooKeeper ---
+port=$(free_port) || die "no free port"
+mkdir -p "$work/zk"
+cat >"$work/zk/zoo.cfg" <<CFG
+tickTime=100
+initLimit=50
+syncLimit=10
+dataDir=$work/zk
+clientPort=$port
+clientPortAddress=127.0.0.1
+minSessionTimeout=200
+maxSessionTimeout=60000
+forceSync=no
+4lw.commands.whitelist=*
+admin.enableServer=false
+CFG
+java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \
+	-Dzookeeper.admin.enableServer=false -Dzookeeper.4lw.commands.whitelist='*' \
+	-cp "$jar" org.apache.zookeeper.server.quorum.QuorumPeerMain "$work/zk/zoo.cfg" \
+	>"$work/zk/zk.log" 2>&1 </dev/null &
+pids+=($!)
+say "starting ZooKeeper on 127.0.0.1:$port (tickTime 100ms, data in $work/zk)"
+for _ in $(seq 1 300); do
+	if [ "$(four "$port" ruok)" = imok ] && four "$port" srvr | grep -q '^Mode: '; then
+		break
+	fi
+	sleep 0.05
+done
+four "$port" srvr | grep -q '^Mode: ' || die "ZooKeeper did not start (see $work/zk/zk.log)"
+
+# --- the fenced store and three runners ---
+"$work/bin/fencedstore" -addr 127.0.0.1:0 -addr-file "$work/store.addr" >>"$log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do [ -s "$work/store.addr" ] && break; sleep 0.05; done
+[ -s "$work/store.addr" ] || die "the fenced store did not start"
+store="http://$(cat "$work/store.addr")"
+
+declare -A runner
+for i in 1 2 3; do
+	"$work/bin/jobrunner" -servers "127.0.0.1:$port" -path /demo/jobrunner -id "runner-$i" \
+		-store "$store" -session-timeout "$session" -interval 200ms >>"$log" 2>&1 &
+	runner[runner-$i]=$!
+	pids+=($!)
+done
+say "started runner-1, runner-2, runner-3 (pids ${runner[runner-1]} ${runner[runner-2]} ${runner[runner-3]}), session timeout $session"
+
+leader_id() { sed -E 's/^\[([^]]+)\] LEADER.*/\1/' <<<"$1"; }
+leader_token() { sed -E 's/.*LEADER token=([0-9]+).*/\1/' <<<"$1"; }
+
+# --- 1: who leads ---
+line=$(await 20 0 '^\[runner-[0-9]\] LEADER token=') || die "no leader within 20s"
+id1=$(leader_id "$line")
+tok1=$(leader_token "$line")
+await 10 0 "^\[$id1\] write token=$tok1 value=\"$id1#3\" accepted" >/dev/null || die "$id1 did not write 3 times"
+say "$id1 leads with fencing token $tok1 and writes every 200ms"
+
+# --- 2: kill the leader ---
+mark=$(lines)
+say "SIGKILL $id1 (pid ${runner[$id1]}): its session expires after $session, then another runner takes over"
+t0=$(now_ms)
+{ kill -KILL "${runner[$id1]}" && wait "${runner[$id1]}"; } 2>/dev/null || true
+line=$(await 20 "$mark" '^\[runner-[0-9]\] LEADER token=') || die "no new leader after the kill"
+t1=$(now_ms)
+id2=$(leader_id "$line")
+tok2=$(leader_token "$line")
+[ "$id2" != "$id1" ] || die "the killed runner leads again"
+[ "$tok2" -gt "$tok1" ] || die "token did not increase: $tok2 after $tok1"
+kill_ms=$((t1 - t0))
+await 10 "$mark" "^\[$id2\] write token=$tok2 .* accepted" >/dev/null || die "$id2 wrote nothing"
+say "$id2 took over after ${kill_ms}ms with token $tok2 > $tok1"
+
+# --- 3: pause a leader past its session, then resume it ---
+mark=$(lines)
+say "SIGSTOP $id2 (pid ${runner[$id2]}) for longer than its $session session (a long GC pause)"
+t0=$(now_ms)
+kill -STOP "${runner[$id2]}"
+line=$(await 20 "$mark" '^\[runner-[0-9]\] LEADER token=') || die "no new leader while $id2 was paused"
+t1=$(now_ms)
+id3=$(leader_id "$line")
+tok3=$(leader_token "$line")
+[ "$id3" != "$id2" ] || die "the paused runner still leads"
+[ "$tok3" -gt "$tok2" ] || die "token did not increase: $tok3 after $tok2"
+pause_ms=$((t1 - t0))
+await 10 "$mark" "^\[$id3\] write token=$tok3 .* accepted" >/dev/null || die "$id3 wrote nothing"
+say "$id3 took over after ${pause_ms}ms with token $tok3 > $tok2, and has written"
+mark=$(lines)
+say "SIGCONT $id2: it wakes mid-job, still believing it leads, and writes with token $tok2"
+kill -CONT "${runner[$id2]}"
+rejected=$(await 10 "$mark" "^\[store\] REJECT $id2 token=$tok2 ") || die "no stale write from $id2 reached the store"
+await 10 "$mark" "^\[$id2\] term ended" >/dev/null || die "$id2 did not notice the end of its term"
+say "the fenced store rejected $id2's stale write (token $tok2 < $tok3)"
+
+# --- stop the runners and the store ---
+for pid in "${runner[$id2]}" "${runner[$id3]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+for _ in $(seq 1 60); do
+	kill -0 "${runner[$id2]}" 2>/dev/null || kill -0 "${runner[$id3]}" 2>/dev/null || break
+	sleep 0.05
+done
+sleep 0.3 # let tail print the last lines
+kill "$tailpid" 2>/dev/null || true
+wait "$tailpid" 2>/dev/null || true
+tailpid=
+
+accepted=$(grep -c '^\[store\] ACCEPT' "$log" || true)
+nrejected=$(grep -c '^\[store\] REJECT' "$log" || true)
+took=$((($(date +%s%N) - started_at) / 1000000))
+cat <<SUMMARY
+
+== summary
+leaders in order:        $id1 (token $tok1) -> $id2 (token $tok2) -> $id3 (token $tok3)
+tokens increasing:       yes ($tok1 < $tok2 < $tok3)
+takeover after SIGKILL:  ${kill_ms}ms (session timeout $session)
+takeover after SIGSTOP:  ${pause_ms}ms
+stale write:             REJECTED: $rejected
+store:                   $accepted writes accepted, $nrejected rejected
+DEMO OK in $((took / 1000)).$(((took % 1000) / 100))s
+SUMMARY
