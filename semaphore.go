@@ -51,7 +51,8 @@ type Semaphore struct {
 // semaphore creates; WithRevocable gives each Hold a Revoked channel (an
 // extension: Curator's semaphores are not revocable, but its Revoker works
 // on any node) and stores empty data. The internal mutex's nodes always
-// carry the host address, as Curator's do.
+// carry the host address, as Curator's do. WithFailOpen is not implemented
+// for semaphores and is refused with ErrInvalidArgument.
 func NewSemaphore(s *Session, path string, leases int, opts ...Option) (*Semaphore, error) {
 	if leases < 1 {
 		return nil, fmt.Errorf("%w: %d leases, want at least 1", ErrInvalidArgument, leases)
@@ -59,6 +60,9 @@ func NewSemaphore(s *Session, path string, leases int, opts ...Option) (*Semapho
 	lease, err := newQueue(s, path, path+"/leases", markLease, opts)
 	if err != nil {
 		return nil, err
+	}
+	if lease.cfg.failOpen != 0 {
+		return nil, fmt.Errorf("%w: WithFailOpen is not supported by semaphores", ErrInvalidArgument)
 	}
 	lock, err := newQueue(s, path+"/locks", path+"/locks", markLock, []Option{WithACL(lease.cfg.acl)})
 	if err != nil {
@@ -80,7 +84,8 @@ func (m *Semaphore) Leases() int { return m.leases }
 // Release the Hold, from any goroutine, to return the lease.
 //
 // On failure Acquire returns a nil Hold and an error: ctx's cause if it
-// ended, ErrSessionExpired, ErrClosed, or a ZooKeeper error. Neither the
+// ended (wrapped with ErrUnreachable if the session was not connected then),
+// ErrSessionExpired, ErrClosed, or a ZooKeeper error. Neither the
 // internal lock node nor the lease node is left behind: both are deleted
 // before or, if the connection is down, after Acquire returns.
 func (m *Semaphore) Acquire(ctx context.Context) (*Hold, error) {
@@ -116,10 +121,15 @@ func (m *Semaphore) AcquireN(ctx context.Context, n int) ([]*Hold, error) {
 }
 
 // acquire takes n leases under the internal mutex.
-func (m *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*Hold, err error) {
+func (m *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Hold, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
 	}
+	hs, err := m.acquireOnce(ctx, n, try)
+	return hs, m.lease.unreachable(err)
+}
+
+func (m *Semaphore) acquireOnce(ctx context.Context, n int, try bool) (_ []*Hold, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, context.Cause(ctx)
 	}
@@ -129,7 +139,8 @@ func (m *Semaphore) acquire(ctx context.Context, n int, try bool) (_ []*Hold, er
 		if err := m.lease.s.waitReady(ctx); err != nil {
 			return nil, err
 		}
-		if children, _, err := m.s.conn.Children(m.lease.dir); err == nil && len(children)+n > m.leases {
+		children, _, err := call2(ctx, func() ([]string, *zk.Stat, error) { return m.s.conn.Children(m.lease.dir) })
+		if err == nil && len(children)+n > m.leases {
 			return nil, ErrLocked
 		}
 	}
@@ -177,8 +188,10 @@ func (m *Semaphore) takeLease(ctx context.Context, try bool) (_ *entry, err erro
 	if err := m.waitCount(ctx, e, try); err != nil {
 		return nil, err
 	}
-	ok, stat, err := m.s.conn.Exists(e.node())
+	ok, stat, err := call2(ctx, func() (bool, *zk.Stat, error) { return m.s.conn.Exists(e.node()) })
 	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, context.Cause(ctx)
 	case err != nil:
 		return nil, fmt.Errorf("zklock: read %s: %w", e.node(), err)
 	case !ok || stat.EphemeralOwner != e.sid:
@@ -200,7 +213,18 @@ func (m *Semaphore) waitCount(ctx context.Context, e *entry, try bool) error {
 		case state == StateExpired || sid != e.sid:
 			return ErrSessionExpired
 		}
-		children, _, ch, err := m.s.conn.ChildrenW(e.dir)
+		type listing struct {
+			children []string
+			ch       <-chan zk.Event
+		}
+		l, err := call(ctx, func() (listing, error) {
+			children, _, ch, err := m.s.conn.ChildrenW(e.dir)
+			return listing{children, ch}, err
+		}, nil)
+		children, ch := l.children, l.ch
+		if err != nil && ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			if !isConnErr(err) {
 				return fmt.Errorf("zklock: list %s: %w", e.dir, err)

@@ -237,6 +237,8 @@ func TestIntegration_SemaphoreBadInput(t *testing.T) {
 		_, err := zklock.NewSemaphore(s, "/sem/a", n)
 		require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	}
+	_, err = zklock.NewSemaphoreMutex(s, "/sem/a", zklock.WithFailOpen(time.Second))
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
 	for _, p := range []string{"", "sem", "/sem/", "/"} {
 		_, err := zklock.NewSemaphoreMutex(s, p)
 		require.ErrorIs(t, err, zklock.ErrInvalidPath, "%q", p)
