@@ -46,3 +46,11 @@ func (m *SemaphoreMutex) Lock(ctx context.Context) (*Hold, error) { return m.sem
 // TryLock acquires the mutex only if it is free now; otherwise it returns
 // ErrLocked having left nothing behind. ctx bounds the ZooKeeper requests.
 func (m *SemaphoreMutex) TryLock(ctx context.Context) (*Hold, error) { return m.sem.TryAcquire(ctx) }
+
+// Kind returns KindLease, so a SemaphoreMutex is a Locker and can be a
+// member of a MultiLock (as Curator's InterProcessMultiLock accepts an
+// InterProcessSemaphoreMutex). It is not reentrant there either: a
+// MultiHold's Context does not re-enter it.
+func (m *SemaphoreMutex) Kind() Kind { return KindLease }
+
+var _ Locker = (*SemaphoreMutex)(nil)

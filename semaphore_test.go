@@ -226,6 +226,35 @@ func TestIntegration_SemaphoreMutexRelease(t *testing.T) {
 	require.NoError(t, h2.Release())
 }
 
+// A SemaphoreMutex is a Locker: a MultiLock takes it with a Mutex, all or
+// nothing.
+func TestIntegration_SemaphoreMutexInMultiLock(t *testing.T) {
+	c := zktest.Start(t)
+	s1, s2 := connect(t, c), connect(t, c)
+	sm := newSemMutex(t, s1, "/sem/multi/b")
+	ml, err := zklock.NewMultiLock(sm, newMutex(t, s1, "/sem/multi/a"))
+	require.NoError(t, err)
+	mh, err := ml.Lock(ctxTimeout(t, 10*time.Second))
+	require.NoError(t, err)
+	require.Len(t, mh.Holds(), 2)
+	_, err = newSemMutex(t, s2, "/sem/multi/b").TryLock(ctxTimeout(t, 10*time.Second))
+	require.ErrorIs(t, err, zklock.ErrLocked)
+	require.NoError(t, mh.Release())
+	require.Empty(t, children(t, s2.Conn(), "/sem/multi/b/leases"))
+
+	// Taken elsewhere: the multi-lock gives up and leaves nothing.
+	other, err := newSemMutex(t, s2, "/sem/multi/b").Lock(ctxTimeout(t, 10*time.Second))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = ml.Lock(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Empty(t, children(t, s2.Conn(), "/sem/multi/a"))
+	require.Empty(t, children(t, s2.Conn(), "/sem/multi/b/locks"))
+	require.Len(t, children(t, s2.Conn(), "/sem/multi/b/leases"), 1)
+	require.NoError(t, other.Release())
+}
+
 func TestIntegration_SemaphoreBadInput(t *testing.T) {
 	_, err := zklock.NewSemaphore(nil, "/sem/a", 1)
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
