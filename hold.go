@@ -176,7 +176,9 @@ func (h *Hold) String() string {
 // ErrNotHeld; releasing a lost hold returns its loss error. If the delete
 // fails on a connection problem, Release returns the error and the session
 // keeps deleting the node in the background until it succeeds or the session
-// ends; the hold is over either way.
+// ends; the hold is over either way. Release does not wait for a dead
+// connection: if the session is not connected, it returns at once with an
+// error wrapping ErrUnreachable and the node is deleted in the background.
 func (h *Hold) Release() error {
 	if h == nil || h.h == nil || !h.released.CompareAndSwap(false, true) {
 		return ErrNotHeld
@@ -203,13 +205,19 @@ func (h *Hold) Release() error {
 	s.unregister(st)
 	st.finish()
 	held := time.Since(st.acquired)
-	err := ignoreNoNode(s.conn.Delete(st.node, -1))
-	if err != nil && isConnErr(err) {
+	var err error
+	if state, sid, _ := s.snapshot(); state == StateConnected && sid == st.sid {
+		err = ignoreNoNode(s.conn.Delete(st.node, -1))
+	} else {
+		err = fmt.Errorf("%w: session %v", ErrUnreachable, state) // do not block on a dead connection
+	}
+	if err != nil && (isConnErr(err) || errors.Is(err, ErrUnreachable)) {
 		s.cleaner.deleteNode(st.node, st.sid)
+		err = fmt.Errorf("%w (the node is deleted in the background)", err)
 	}
 	s.log.Debug("zklock: released", "path", st.path, "node", st.node, "err", err)
 	s.observe(Event{Kind: EventReleased, Path: st.path, Node: st.node, Token: st.token, Held: held, Err: err})
-	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+	if err != nil {
 		return fmt.Errorf("zklock: release %s: %w", st.node, err)
 	}
 	return nil

@@ -65,19 +65,20 @@ type Session struct {
 	negotiated atomic.Int64 // negotiated session timeout (ns), 0 until known
 	dialSid    atomic.Int64 // session id of the latest connect response
 
-	mu        sync.Mutex
-	state     State
-	sid       int64
-	changed   chan struct{} // closed and replaced on every state change
-	holds     map[*hold]struct{}
-	lossTimer *time.Timer
-	lossFired bool    // the loss limit fired during the current suspension
-	pending   []Event // state changes to report once mu is released
-	quit      chan struct{}
-	ready     chan struct{} // closed once the credentials are in place
-	authErr   error         // why they are not, set before ready closes
-	bg        sync.WaitGroup
-	cleaner   cleaner
+	mu          sync.Mutex
+	state       State
+	sid         int64
+	changed     chan struct{} // closed and replaced on every state change
+	holds       map[*hold]struct{}
+	lossTimer   *time.Timer
+	lossFired   bool    // the loss limit fired during the current suspension
+	suspensions int     // counts suspensions, so a stale loss timer can tell
+	pending     []Event // state changes to report once mu is released
+	quit        chan struct{}
+	ready       chan struct{} // closed once the credentials are in place
+	authErr     error         // why they are not, set before ready closes
+	bg          sync.WaitGroup
+	cleaner     cleaner
 }
 
 // Connect opens a session to the given servers ("host:port" each) and returns
@@ -288,12 +289,17 @@ func (s *Session) suspended() {
 		return
 	}
 	wait := time.Duration(s.heard.Load()) + limit - time.Since(s.epoch)
-	s.lossTimer = time.AfterFunc(max(wait, 0), s.suspendedTooLong)
+	s.suspensions++
+	gen := s.suspensions
+	s.lossTimer = time.AfterFunc(max(wait, 0), func() { s.suspendedTooLong(gen) })
 }
 
-func (s *Session) suspendedTooLong() {
+// suspendedTooLong declares every hold lost, if suspension number gen is
+// still going on (a timer that fired as the connection came back must not
+// cut a later suspension short).
+func (s *Session) suspendedTooLong(gen int) {
 	s.mu.Lock()
-	if s.state != StateSuspended || s.lossFired {
+	if s.state != StateSuspended || s.lossFired || gen != s.suspensions {
 		s.mu.Unlock()
 		return
 	}
