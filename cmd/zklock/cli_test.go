@@ -91,7 +91,6 @@ func TestCLIUsageErrorsExit2(t *testing.T) {
 		{[]string{"write", "p", "true"}, "not yet available"},
 		{[]string{"semaphore", "p", "true"}, "--leases N is required"},
 		{[]string{"semaphore", "p", "--leases", "0", "true"}, "--leases N is required"},
-		{[]string{"elect", "p", "true"}, "not yet available"},
 		{[]string{"revoke"}, "missing PATH"},
 		{[]string{"revoke", "/locks/p/n", "extra"}, `unexpected argument "extra"`},
 	}
