@@ -178,7 +178,7 @@ func (e *LeaderElection) Run(ctx context.Context, fn func(ctx context.Context, l
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
-		h, err := e.campaign(ctx)
+		h, err := e.campaign(ctx, false)
 		if err != nil {
 			switch {
 			case ctx.Err() != nil:
@@ -199,6 +199,28 @@ func (e *LeaderElection) Run(ctx context.Context, fn func(ctx context.Context, l
 	}
 }
 
+// Campaign waits until this participant leads, ctx ends or the session
+// expires, and returns the hold behind the term: the lower-level form of
+// Run for callers that manage the term themselves (`zklock elect` does).
+// The term lasts until the hold is released or lost (Hold.Done); Resign
+// does not apply to it. The CURATOR-696 check is made as in Run. On failure
+// it returns a nil hold and an error, as Mutex.Lock does.
+func (e *LeaderElection) Campaign(ctx context.Context) (*Hold, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	return e.campaign(ctx, false)
+}
+
+// TryCampaign is Campaign that never waits: if another participant leads
+// or queues, it returns ErrLocked having written nothing.
+func (e *LeaderElection) TryCampaign(ctx context.Context) (*Hold, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	return e.campaign(ctx, true)
+}
+
 // requeueable: the campaign failed for a reason that a new campaign, on
 // the session's next ZooKeeper session or connection, can get past.
 func requeueable(err error) bool {
@@ -209,9 +231,12 @@ func requeueable(err error) bool {
 // campaign waits for the lock and confirms it (CURATOR-696). Unlike
 // Mutex.Lock it never re-enters: a context carrying a hold of this path
 // still campaigns as a new participant.
-func (e *LeaderElection) campaign(ctx context.Context) (*Hold, error) {
+func (e *LeaderElection) campaign(ctx context.Context, try bool) (*Hold, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, context.Cause(ctx)
+	}
 	start := time.Now()
-	en, err := e.q.acquire(ctx, false)
+	en, err := e.q.acquire(ctx, try)
 	if err != nil {
 		return nil, err
 	}
