@@ -17,6 +17,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/zklock/zklock"
 )
 
 // verb is one entry of the command table.
@@ -52,16 +54,16 @@ var verbs = []*verb{
 	{name: "lock", args: "PATH [--] [CMD [ARG...]]", summary: "exclusive: the reentrant mutex (Curator InterProcessMutex)",
 		holds: true, recipe: lockRecipe},
 	{name: "read", args: "PATH [--] [CMD [ARG...]]", summary: "shared half of the read-write lock (Curator __READ__)",
-		holds: true},
+		holds: true, recipe: rwRecipe((*zklock.RWLock).ReadLock)},
 	{name: "write", args: "PATH [--] [CMD [ARG...]]", summary: "exclusive half of the read-write lock (Curator __WRIT__)",
-		holds: true},
+		holds: true, recipe: rwRecipe((*zklock.RWLock).WriteLock)},
 	{name: "semaphore", args: "PATH --leases N [--] [CMD [ARG...]]", summary: "one of N leases (Curator InterProcessSemaphoreV2)",
 		holds: true, recipe: semaphoreRecipe, check: checkLeases,
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
 			fs.IntVar(&o.leases, "leases", 0, "number of leases (semaphore)")
 		}},
 	{name: "elect", args: "PATH [--id ID] [--requeue] [--] [CMD [ARG...]]", summary: "run CMD only while leader (Curator LeaderSelector)",
-		holds: true, run: runElect,
+		holds: true,
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
 			fs.StringVar(&o.id, "id", "", "participant id (elect)")
 			fs.BoolVar(&o.requeue, "requeue", false, "campaign again after CMD ends (elect)")
@@ -73,6 +75,17 @@ var verbs = []*verb{
 		}},
 	{name: "revoke", args: "NODE-PATH", summary: "ask a revocable holder to release (Curator __REVOKE__)",
 		run: runRevoke},
+}
+
+// rwRecipe is the recipe of one half of the read-write lock.
+func rwRecipe(half func(*zklock.RWLock) *zklock.RWHalf) recipe {
+	return func(s *zklock.Session, path string, _ *verbOpts) (acquireFunc, error) {
+		rw, err := zklock.NewRWLock(s, path)
+		if err != nil {
+			return nil, err
+		}
+		return acquireOf(half(rw), nil)
+	}
 }
 
 func lookupVerb(name string) *verb {
