@@ -63,7 +63,7 @@ var verbs = []*verb{
 			fs.IntVar(&o.leases, "leases", 0, "number of leases (semaphore)")
 		}},
 	{name: "elect", args: "PATH [--id ID] [--requeue] [--] [CMD [ARG...]]", summary: "run CMD only while leader (Curator LeaderSelector)",
-		holds: true,
+		holds: true, run: runElect,
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
 			fs.StringVar(&o.id, "id", "", "participant id (elect)")
 			fs.BoolVar(&o.requeue, "requeue", false, "campaign again after CMD ends (elect)")
