@@ -49,9 +49,10 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 		node  string
 		token int64
 		done  <-chan struct{} // nil, never ready, when running unlocked (h == nil)
+		revoc <-chan struct{} // nil, never ready, unless --revocable
 	)
 	if h != nil {
-		node, token, done = h.Node(), h.Token(), h.Done()
+		node, token, done, revoc = h.Node(), h.Token(), h.Done(), h.Revoked()
 	}
 	cmd.Env = childEnv(a.environ, inv.path, node, token)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
@@ -80,6 +81,15 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 			lost = true
 			a.errorf("%s: %v while %s ran; sending it SIGTERM, SIGKILL after %v",
 				h.Node(), h.Err(), inv.cmd[0], inv.cfg.killGrace)
+			c.signal(syscall.SIGTERM)
+			t := time.NewTimer(inv.cfg.killGrace)
+			defer t.Stop()
+			killc = t.C
+		case <-revoc: // ended as a loss is, and reported as one (exit 4)
+			revoc, done = nil, nil
+			lost = true
+			a.errorf("%s: revocation requested while %s ran; sending it SIGTERM, SIGKILL after %v",
+				h.Node(), inv.cmd[0], inv.cfg.killGrace)
 			c.signal(syscall.SIGTERM)
 			t := time.NewTimer(inv.cfg.killGrace)
 			defer t.Stop()

@@ -37,6 +37,8 @@ type verbOpts struct {
 	leases  int    // semaphore
 	id      string // elect
 	requeue bool   // elect
+
+	revocable bool // holding verbs: --revocable
 }
 
 // invocation is a parsed command line.
@@ -134,6 +136,9 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 	g.register(vfs)
 	if v.flags != nil {
 		v.flags(vfs, &inv.opts)
+	}
+	if v.holds {
+		vfs.BoolVar(&inv.opts.revocable, "revocable", false, "end CMD when revocation is requested (zklock revoke)")
 	}
 	path, cmd, err := splitVerbArgs(vfs, v, rest[1:])
 	if err != nil {

@@ -39,8 +39,8 @@ func acquireOf[L locker](l L, err error) (acquireFunc, error) {
 	}, nil
 }
 
-func lockRecipe(s *zklock.Session, path string, _ *verbOpts) (acquireFunc, error) {
-	return acquireOf(zklock.NewMutex(s, path))
+func lockRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, error) {
+	return acquireOf(zklock.NewMutex(s, path, o.lockOptions()...))
 }
 
 // acquireGrace is how long an acquire may overrun its context before the
@@ -208,6 +208,9 @@ func (a *app) holdUntilSignal(h *zklock.Hold) int {
 		return exitOK
 	case <-h.Done():
 		a.errorf("%s: %v", h.Node(), h.Err())
+		return exitLost
+	case <-h.Revoked(): // nil, never ready, unless --revocable
+		a.errorf("%s: revocation requested: releasing", h.Node())
 		return exitLost
 	}
 }

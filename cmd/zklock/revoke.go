@@ -57,3 +57,11 @@ func runRevoke(a *app, inv *invocation) int {
 	a.log.Info("zklock: revocation requested", "node", inv.path)
 	return exitOK
 }
+
+// lockOptions are the library options that a holding verb's flags ask for.
+func (o *verbOpts) lockOptions() []zklock.Option {
+	if o.revocable {
+		return []zklock.Option{zklock.WithRevocable()}
+	}
+	return nil
+}

@@ -10,7 +10,7 @@ import (
 // Curator InterProcessSemaphoreV2 of N leases (with N = 1, the wire format of
 // Curator's InterProcessSemaphoreMutex). The token is the lease node's czxid.
 func semaphoreRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, error) {
-	return acquireOf(newLeaseLocker(zklock.NewSemaphore(s, path, o.leases)))
+	return acquireOf(newLeaseLocker(zklock.NewSemaphore(s, path, o.leases, o.lockOptions()...)))
 }
 
 // checkLeases refuses a missing or non-positive --leases before connecting.

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -90,4 +91,52 @@ func TestIntegration_RevokeVerb(t *testing.T) {
 	code, _, stderr = runZklock(t, env, "revoke", h.Node())
 	assert.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stderr, "does not exist")
+}
+
+// A holder taken with --revocable ends its child on a revocation request as
+// on a loss (SIGTERM, exit 4), and without CMD releases and exits 4; the
+// node is gone either way. Without --revocable the request is ignored.
+func TestIntegration_RevocableHolder(t *testing.T) {
+	t.Parallel()
+	_, conn, env := zkSetup(t)
+
+	t.Run("child", func(t *testing.T) {
+		dir := t.TempDir()
+		ready, got := filepath.Join(dir, "ready"), filepath.Join(dir, "got")
+		script := `trap 'echo TERM > "$1"; exit 0' TERM; echo ready > "$0"; while :; do sleep 0.05; done`
+		p := startZklock(t, env, "lock", "rv", "--revocable", "sh", "-c", script, ready, got)
+		waitFile(t, ready)
+		node := "/locks/rv/" + children(t, conn, "/locks/rv")[0]
+		data, _, err := conn.Get(node)
+		require.NoError(t, err)
+		assert.Empty(t, data, "a revocable node stores empty data")
+		code, _, stderr := runZklock(t, env, "revoke", node)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Equal(t, exitLost, p.wait(t, 20*time.Second), p.stderr.String())
+		assert.Equal(t, "TERM\n", waitFile(t, got))
+		assert.Contains(t, p.stderr.String(), "revocation requested")
+		assert.Empty(t, children(t, conn, "/locks/rv"))
+	})
+	t.Run("no CMD", func(t *testing.T) {
+		p := startZklock(t, env, "semaphore", "rv-sem", "--leases", "1", "--revocable")
+		node, _, ok := strings.Cut(p.firstLine(t), " ")
+		require.True(t, ok)
+		code, _, stderr := runZklock(t, env, "revoke", node)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Equal(t, exitLost, p.wait(t, 20*time.Second), p.stderr.String())
+		assert.Empty(t, children(t, conn, "/locks/rv-sem/leases"))
+	})
+	t.Run("not revocable", func(t *testing.T) {
+		p := startZklock(t, env, "semaphore", "rv-plain", "--leases", "1")
+		node, _, ok := strings.Cut(p.firstLine(t), " ")
+		require.True(t, ok)
+		code, _, stderr := runZklock(t, env, "revoke", node)
+		require.Equal(t, exitOK, code, stderr)
+		// Still held: a second holder is refused.
+		code, _, stderr = runZklock(t, env, "--try", "semaphore", "rv-plain", "--leases", "1", "true")
+		assert.Equal(t, exitNotAcquired, code, stderr)
+		assert.False(t, p.exited())
+		require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+		assert.Equal(t, exitOK, p.wait(t, 20*time.Second), p.stderr.String())
+	})
 }
