@@ -341,6 +341,9 @@ func TestIntegration_RWDowngradeBothOrders(t *testing.T) {
 		ps, err := rw.Participants(ctx)
 		require.NoError(t, err)
 		require.True(t, ps[0].Holds && ps[1].Holds, "%+v", ps)
+		ps, err = zklock.Participants(ctx, s2, p) // what `zklock status` shows
+		require.NoError(t, err)
+		require.True(t, ps[0].Holds && ps[1].Holds, "%+v", ps)
 		_, err = other.ReadLock().TryLock(ctx)
 		require.ErrorIs(t, err, zklock.ErrLocked, "a writer holds")
 		require.NoError(t, w.Release())
