@@ -484,3 +484,39 @@ func TestIntegration_CuratorRWLockInterop(t *testing.T) {
 	require.NoError(t, r.Release())
 	require.Empty(t, children(t, s1.Conn(), p))
 }
+
+// kazoo's write nodes (__lock__) count as writers and its read nodes
+// (__rlock__) as readers.
+func TestIntegration_KazooRWNodesCount(t *testing.T) {
+	c := zktest.Start(t)
+	s := connect(t, c)
+	const p = "/locks/rw/kazoo"
+	ctx := ctxTimeout(t, 30*time.Second)
+	rw := newRW(t, s, p)
+	kz := peers.Kazoo(t, c.ConnectString(), 10*time.Second)
+
+	kz.Must(t, "writelock W "+p+" -")
+	kz.Must(t, "acquire W")
+	require.Regexp(t, `/[0-9a-f]{32}__lock__\d{10}$`, waitEvent(t, kz, "W", "acquired").Arg)
+	_, err := rw.ReadLock().TryLock(ctx)
+	require.ErrorIs(t, err, zklock.ErrLocked, "a kazoo writer must exclude our readers")
+	got, errs := lockAsync(ctx, rw.ReadLock())
+	waitChildren(t, s, p, 2)
+	notAcquired(t, got, errs, 200*time.Millisecond, "our reader acquired while a kazoo writer held")
+	kz.Must(t, "release W")
+	r := waitHold(t, got, errs, "our reader")
+	require.NoError(t, r.Release())
+
+	kz.Must(t, "readlock R "+p+" -")
+	kz.Must(t, "acquire R")
+	require.Regexp(t, `/[0-9a-f]{32}__rlock__\d{10}$`, waitEvent(t, kz, "R", "acquired").Arg)
+	r, err = rw.ReadLock().TryLock(ctx)
+	require.NoError(t, err, "our reader shares with a kazoo reader")
+	require.NoError(t, r.Release())
+	_, err = rw.WriteLock().TryLock(ctx)
+	require.ErrorIs(t, err, zklock.ErrLocked, "a kazoo reader must exclude our writers")
+	kz.Must(t, "release R")
+	w, err := rw.WriteLock().TryLock(ctx)
+	require.NoError(t, err)
+	require.NoError(t, w.Release())
+}
