@@ -27,6 +27,10 @@ import (
 // internal mutex serialises the creation of lease nodes, a lease's token (the
 // czxid of its node) is greater than that of every lease taken before it.
 //
+// With more than one lease, holders are concurrent by design: a resource
+// shared by them cannot use the single "highest token wins" fencing rule;
+// Token still identifies each lease and orders their grants.
+//
 // Every participant must use the same lease count: the count is not stored
 // in ZooKeeper, and a participant configured for more leases admits itself
 // when others would not.
@@ -77,6 +81,18 @@ func (m *Semaphore) Path() string { return m.path }
 
 // Leases returns the number of leases.
 func (m *Semaphore) Leases() int { return m.leases }
+
+// Participants returns the lease nodes in creation order. Holds is true for
+// the first Leases of them: lease creation is serialised by the internal
+// mutex and a lease is granted before the next is created, so a node beyond
+// the lease count is the one participant still waiting for a lease.
+func (m *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	leases := m.leases
+	return participants(ctx, m.s, m.lease.dir, func(_ []contender, i int) (bool, int) { return i < leases, -1 })
+}
 
 // Acquire takes one lease, waiting until one is free, ctx is done, or the
 // session expires while waiting. The Hold's Token is the czxid of the lease

@@ -34,6 +34,12 @@ func NewSemaphoreMutex(s *Session, path string, opts ...Option) (*SemaphoreMutex
 // Path returns the lock path.
 func (m *SemaphoreMutex) Path() string { return m.sem.path }
 
+// Participants returns the lease nodes (the holder first, then at most one
+// participant waiting for the lease); see Semaphore.Participants.
+func (m *SemaphoreMutex) Participants(ctx context.Context) ([]Participant, error) {
+	return m.sem.Participants(ctx)
+}
+
 // Lock acquires the mutex, waiting until it is free, ctx is done, or the
 // session expires while waiting. It never re-enters (see SemaphoreMutex).
 // The Hold's Token is the czxid of its lease node.

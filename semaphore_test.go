@@ -161,6 +161,15 @@ func TestIntegration_SemaphoreAcquireN(t *testing.T) {
 	defer cancel()
 	_, err = b.AcquireN(ctx, 2)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
+	ps, err := b.Participants(ctxTimeout(t, 10*time.Second))
+	require.NoError(t, err)
+	require.Len(t, ps, 2)
+	for i, p := range ps {
+		require.Equal(t, held[i].Node(), p.Path)
+		require.Equal(t, held[i].Token(), p.Token)
+		require.Equal(t, zklock.KindLease, p.Kind)
+		require.True(t, p.Holds)
+	}
 	require.Len(t, children(t, s1.Conn(), "/sem/n/leases"), 2, "only a's leases remain")
 	require.Empty(t, children(t, s1.Conn(), "/sem/n/locks"))
 
@@ -181,6 +190,11 @@ func TestIntegration_SemaphoreAcquireN(t *testing.T) {
 		t.Fatalf("AcquireN returned with one lease free: %v", r.err)
 	default:
 	}
+	ps, err = a.Participants(ctxTimeout(t, 10*time.Second))
+	require.NoError(t, err)
+	require.Len(t, ps, 4)
+	require.Equal(t, []bool{true, true, true, false}, []bool{ps[0].Holds, ps[1].Holds, ps[2].Holds, ps[3].Holds},
+		"the newest lease node is the one waiting")
 	require.NoError(t, held[0].Release())
 	r := <-done
 	require.NoError(t, r.err)
