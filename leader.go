@@ -57,8 +57,8 @@ func WithRequeue() Option {
 // the term ends the moment the connection drops. With the default limit
 // the term survives a short disconnection, which is right for a server
 // restart but not for a session that the servers end while the client is
-// still connected (an operator's kill, or a client that was silent for a
-// whole session timeout without the client noticing): the servers drop the
+// still connected (closed by an operator, or by another client with the
+// session's credentials, as zktest's Expire does): the servers drop the
 // connection, delete the node and hand leadership over at once, while the
 // old leader waits out its loss limit or its reconnect. Our churn test sees
 // exactly that overlap with the default limit and none with 0.

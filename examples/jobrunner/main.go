@@ -96,6 +96,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	p := &printer{out: out, id: c.id}
 	s, err := zklock.Connect(strings.Split(c.servers, ","),
 		zklock.WithSessionTimeout(c.sessionTimeout),
+		zklock.WithLossLimit(0), // a term ends the moment the connection drops, as Curator's LeaderSelector
 		zklock.WithObserver(func(ev zklock.Event) {
 			if ev.Kind == zklock.EventState && ev.State != zklock.StateConnected && ev.State != zklock.StateClosed {
 				p.printf("session %s", ev.State)
