@@ -368,6 +368,9 @@ func TestIntegration_LeaderRunResults(t *testing.T) {
 		})
 	}()
 	<-leading
+	_, err = e.TryCampaign(ctx)
+	require.ErrorIs(t, err, zklock.ErrLocked, "TryCampaign never waits")
+	require.Len(t, children(t, s.Conn(), path), 1, "and writes nothing")
 	wctx, wcancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer wcancel()
 	require.ErrorIs(t, e.Run(wctx, func(context.Context, *zklock.Leadership) error { return nil }), context.DeadlineExceeded)
