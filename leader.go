@@ -98,7 +98,6 @@ func (e *LeaderElection) ID() string { return e.id }
 
 // A Leadership is one term as leader, given to the function Run runs.
 type Leadership struct {
-	e      *LeaderElection
 	hold   *Hold
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -285,7 +284,7 @@ func (e *LeaderElection) confirm(h *Hold) error {
 // returned, and fn's result (or the loss).
 func (e *LeaderElection) lead(ctx context.Context, h *Hold, fn func(context.Context, *Leadership) error) (live bool, err error) {
 	tctx, cancel := context.WithCancelCause(h.Context())
-	l := &Leadership{e: e, hold: h, ctx: tctx, cancel: cancel}
+	l := &Leadership{hold: h, ctx: tctx, cancel: cancel}
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	revokeDone := make(chan struct{})
 	go func() {
