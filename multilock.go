@@ -85,7 +85,9 @@ func (m *MultiLock) Locks() []Locker { return slices.Clone(m.locks) }
 // errors; every node it queued is deleted.
 //
 // A context carrying holds of member locks (such as a MultiHold's Context)
-// re-enters those members, as their own Lock does.
+// re-enters those members, as their own Lock does. A member made with
+// WithFailOpen that answers with an unlocked stand-in (ErrUnlocked) fails
+// the whole acquisition: a multi-lock is all or nothing.
 func (m *MultiLock) Lock(ctx context.Context) (*MultiHold, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
