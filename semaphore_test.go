@@ -472,5 +472,8 @@ func TestIntegration_SemaphoreDroppedCreateReply(t *testing.T) {
 		require.Eventually(t, func() bool {
 			return len(children(t, admin, "/dropped-fail/leases")) == 0 && len(children(t, admin, "/dropped-fail/locks")) == 0
 		}, 20*time.Second, 10*time.Millisecond, "the lease whose create reply was lost and the internal lock node must be deleted")
+		_, stat, err := admin.Exists("/dropped-fail/leases")
+		require.NoError(t, err)
+		require.EqualValues(t, 2, stat.Cversion, "one lease node was created (its reply dropped), then deleted")
 	})
 }
