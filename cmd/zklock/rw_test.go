@@ -71,6 +71,10 @@ func TestIntegration_ReadWriteVerbs(t *testing.T) {
 	// A writer holds: --try read is refused.
 	wh, wn, _ := rwHolder(t, env, "write", "rwcli")
 	assert.Contains(t, wn, "-__WRIT__")
+	code, stdout, stderr = runZklock(t, env, "status", "rwcli", "--json")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, compactJSON(t, []byte(stdout)), `"kind":"write","sequence":`)
+	assert.Contains(t, compactJSON(t, []byte(stdout)), `"holds":true`)
 	code, _, stderr = runZklock(t, env, "--try", "read", "rwcli", "true")
 	assert.Equal(t, exitNotAcquired, code, stderr)
 	require.NoError(t, wh.cmd.Process.Signal(syscall.SIGTERM))
