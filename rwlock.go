@@ -42,7 +42,12 @@ import (
 //
 // Upgrade is refused: WriteLock().Lock with a context that carries a read
 // hold of this lock (and no live write hold) fails at once with ErrUpgrade,
-// where Curator would deadlock.
+// where Curator would deadlock. A context that does not carry the read hold
+// is another participant: its write request waits for that read hold like
+// any other, until its context ends.
+//
+// Every hold has its fencing token (the czxid of its node; readers holding
+// at once have different tokens) and its loss signal, as a Mutex hold does.
 //
 // Because a downgrade can place a node ahead of waiters that are already
 // queued, every waiter lists the directory again whenever the node it watches
