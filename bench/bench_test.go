@@ -18,7 +18,10 @@ var (
 )
 
 func server(t *testing.T) Server {
-	c := zktest.Start(t, zktest.WithFsync(true))
+	// ZooKeeper's own defaults where zktest's differ (tick 2s, containers
+	// swept every minute), and fsync on.
+	c := zktest.Start(t, zktest.WithFsync(true), zktest.WithTickTime(2*time.Second),
+		zktest.WithContainerCheckInterval(time.Minute))
 	return Server{
 		Addr:       c.Servers()[0],
 		FourLetter: func(cmd string) (string, error) { return c.FourLetter(0, cmd) },
