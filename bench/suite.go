@@ -39,7 +39,7 @@ func DefaultConfig() Config {
 
 // Server is the ZooKeeper server a suite runs against.
 type Server struct {
-	Addr       string                            // host:port
+	Addr       string                           // host:port
 	FourLetter func(cmd string) (string, error) // a four-letter word (wchs, mntr)
 }
 
