@@ -79,8 +79,8 @@ var verbs = []*verb{
 
 // rwRecipe is the recipe of one half of the read-write lock.
 func rwRecipe(half func(*zklock.RWLock) *zklock.RWHalf) recipe {
-	return func(s *zklock.Session, path string, _ *verbOpts) (acquireFunc, error) {
-		rw, err := zklock.NewRWLock(s, path)
+	return func(s *zklock.Session, path string, o *verbOpts) (acquireFunc, error) {
+		rw, err := zklock.NewRWLock(s, path, o.lockOptions()...)
 		if err != nil {
 			return nil, err
 		}

@@ -81,3 +81,23 @@ func TestIntegration_ReadWriteVerbs(t *testing.T) {
 	assert.Equal(t, exitOK, wh.wait(t, 20*time.Second), wh.stderr.String())
 	assert.Empty(t, children(t, conn, dir), "node left behind")
 }
+
+// --revocable works for both halves: `zklock revoke NODE` ends the holder
+// as a loss does (exit 4), and its node is gone.
+func TestIntegration_ReadWriteRevocable(t *testing.T) {
+	t.Parallel()
+	_, conn, env := zkSetup(t)
+	for _, verb := range []string{"read", "write"} {
+		p := startZklock(t, env, verb, "rwrev", "--revocable")
+		node, _, ok := strings.Cut(p.firstLine(t), " ")
+		require.True(t, ok, p.stderr.String())
+		data, _, err := conn.Get(node)
+		require.NoError(t, err)
+		assert.Empty(t, data, "a revocable node stores empty data")
+		code, _, stderr := runZklock(t, env, "revoke", node)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Equal(t, exitLost, p.wait(t, 20*time.Second), p.stderr.String())
+		assert.Contains(t, p.stderr.String(), "revocation requested")
+		assert.Empty(t, children(t, conn, "/locks/rwrev"), "node left behind")
+	}
+}

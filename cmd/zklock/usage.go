@@ -86,7 +86,7 @@ func writeUsage(w io.Writer) {
 	}
 	fmt.Fprintf(&b, "  %-28s %s\n", "--try", "do not wait: take the lock only if it is free now")
 	fmt.Fprintf(&b, "  %-28s %s\n", "-v", "log state changes (connected, suspended, lost) to stderr")
-	fmt.Fprintf(&b, "  %-28s %s\n", "--revocable", "lock, semaphore: hold revocably; a revocation request (zklock revoke,\n"+
+	fmt.Fprintf(&b, "  %-28s %s\n", "--revocable", "lock, read, write, semaphore: hold revocably; a revocation request (zklock revoke,\n"+
 		strings.Repeat(" ", 31)+"Curator Revoker) ends CMD as a loss does, exit 4")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--leases N", "semaphore: number of leases")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--id ID, --requeue", "elect: participant id; campaign again after CMD ends")
