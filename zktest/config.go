@@ -149,6 +149,7 @@ func javaArgs(cfg *config, js javaSetup, clusterDir, cfgPath string) []string {
 		"-Dzktest.owner=" + strconv.Itoa(os.Getpid()),
 		"-Dzktest.dir=" + clusterDir,
 	}
+	args = append(args, cfg.jvmFlags...)
 	keys := make([]string, 0, len(props))
 	for k := range props {
 		keys = append(keys, k)

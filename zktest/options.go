@@ -17,6 +17,7 @@ type config struct {
 	startTimeout   time.Duration
 	props          map[string]string
 	heap           string
+	jvmFlags       []string
 }
 
 func defaultConfig(servers int) config {
@@ -77,3 +78,11 @@ func WithSystemProperty(key, value string) Option {
 
 // WithHeap sets the JVM's maximum heap (-Xmx, default "256m").
 func WithHeap(size string) Option { return func(c *config) { c.heap = size } }
+
+// WithJVMFlags appends flags to the server JVM's command line, after the
+// defaults, so a later flag wins (for example "-XX:TieredStopAtLevel=4" gives
+// benchmarks the optimising compiler that the default startup-tuned
+// "-XX:TieredStopAtLevel=1" leaves out). Default: none.
+func WithJVMFlags(flags ...string) Option {
+	return func(c *config) { c.jvmFlags = append(c.jvmFlags, flags...) }
+}
