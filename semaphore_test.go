@@ -171,8 +171,9 @@ func TestIntegration_SemaphoreAcquireN(t *testing.T) {
 		require.Equal(t, zklock.KindLease, p.Kind)
 		require.True(t, p.Holds)
 	}
-	require.Len(t, children(t, s1.Conn(), "/sem/n/leases"), 2, "only a's leases remain")
-	require.Empty(t, children(t, s1.Conn(), "/sem/n/locks"))
+	require.Eventually(t, func() bool {
+		return len(children(t, s1.Conn(), "/sem/n/leases")) == 2 && len(children(t, s1.Conn(), "/sem/n/locks")) == 0
+	}, 10*time.Second, 5*time.Millisecond, "only a's leases remain")
 
 	// Asking again, it gets both once a lease comes back.
 	type result struct {
