@@ -19,9 +19,10 @@ var (
 
 func server(t *testing.T) Server {
 	// ZooKeeper's own defaults where zktest's differ (tick 2s, containers
-	// swept every minute), and fsync on.
+	// swept every minute, the JVM's optimising compiler), and fsync on.
 	c := zktest.Start(t, zktest.WithFsync(true), zktest.WithTickTime(2*time.Second),
-		zktest.WithContainerCheckInterval(time.Minute))
+		zktest.WithContainerCheckInterval(time.Minute), zktest.WithHeap("512m"),
+		zktest.WithJVMFlags("-XX:TieredStopAtLevel=4"))
 	return Server{
 		Addr:       c.Servers()[0],
 		FourLetter: func(cmd string) (string, error) { return c.FourLetter(0, cmd) },
@@ -50,7 +51,7 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 	cfg := Config{
 		Reps: 1, Warm: 20 * time.Millisecond, Uncontended: 150 * time.Millisecond,
 		Contended: 300 * time.Millisecond, Contenders: 3, Goroutines: 4,
-		Herd: []int{3}, AllocRuns: 5,
+		Herd: []int{3}, AllocRuns: 5, Census: 100 * time.Millisecond,
 	}
 	var log strings.Builder
 	rep, err := Suite(cfg, srv, &log)
@@ -71,6 +72,9 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 			require.Positive(t, r.Requests["delete"], "%s herd", r.Target)
 		case measureAllocs:
 			require.Positive(t, r.AllocsPerCycle, r.Target)
+		case censusPrefix + measureUnc, censusPrefix + measureCont, censusPrefix + measureGorout:
+			// Every acquire+release writes at least a create and a delete.
+			require.GreaterOrEqual(t, r.RequestsPerHandoff, 2.0, "%s %s", r.Target, r.Measure)
 		}
 	}
 	for _, want := range []string{
@@ -81,6 +85,9 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 		"curator-mutex uncontended", "curator-mutex contended", "curator-mutex goroutines", "curator-mutex herd",
 		"curator-rwwrite contended", "curator-semmutex contended",
 		"kazoo-lock uncontended", "kazoo-lock contended", "kazoo-lock herd",
+		"zklock-rwwrite contended", "zklock-semmutex contended",
+		"zklock-mutex requests-uncontended", "zklock-mutex requests-contended", "zklock-mutex requests-goroutines",
+		"curator-mutex requests-contended", "kazoo-lock requests-goroutines", "floor-cycle requests-uncontended",
 	} {
 		require.True(t, seen[want], "missing %s", want)
 	}
@@ -89,6 +96,7 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 	}
 	var out strings.Builder
 	rep.Print(&out)
+	t.Log("\n" + out.String())
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.GreaterOrEqual(t, len(lines), 4)
 	for i, c := range closing {

@@ -265,15 +265,17 @@ func (t timedReply) run() Run {
 
 func (d *driver) Name() string { return d.name }
 
-func (d *driver) Uncontended(path string, warm, dur time.Duration) (Run, error) {
+func (d *driver) clientPID() string { return strconv.Itoa(d.proc.cmd.Process.Pid) }
+
+func (d *driver) Uncontended(server, path string, warm, dur time.Duration) (Run, error) {
 	var t timedReply
-	err := d.proc.do(&t, "uncontended", d.recipe, path, warm.Milliseconds(), dur.Milliseconds())
+	err := d.proc.do(&t, "uncontended", d.recipe, server, path, warm.Milliseconds(), dur.Milliseconds())
 	return t.run(), err
 }
 
-func (d *driver) Contended(path string, sessions, workers int, dur time.Duration) (Run, error) {
+func (d *driver) Contended(server, path string, sessions, workers int, dur time.Duration) (Run, error) {
 	var t timedReply
-	err := d.proc.do(&t, "contended", d.recipe, path, sessions, workers, dur.Milliseconds())
+	err := d.proc.do(&t, "contended", d.recipe, server, path, sessions, workers, dur.Milliseconds())
 	return t.run(), err
 }
 

@@ -23,10 +23,12 @@ type goTarget struct {
 
 func (g *goTarget) Name() string { return g.lib.name }
 
+func (g *goTarget) clientPID() string { return "self" }
+
 // Uncontended times acquire+release cycles of one lock by one client, after
 // warm cycles for warm.
-func (g *goTarget) Uncontended(path string, warm, dur time.Duration) (Run, error) {
-	c, err := g.lib.open(g.server)
+func (g *goTarget) Uncontended(server, path string, warm, dur time.Duration) (Run, error) {
+	c, err := g.lib.open(server)
 	if err != nil {
 		return Run{}, err
 	}
@@ -68,7 +70,7 @@ func (g *goTarget) Uncontended(path string, warm, dur time.Duration) (Run, error
 // Contended runs workers goroutines spread over sessions sessions, all on one
 // lock, each acquiring and releasing at once, for dur. Ops counts the
 // acquisitions completed by the deadline; Lat holds their waits.
-func (g *goTarget) Contended(path string, sessions, workers int, dur time.Duration) (Run, error) {
+func (g *goTarget) Contended(server, path string, sessions, workers int, dur time.Duration) (Run, error) {
 	clients := make([]goClient, 0, sessions)
 	defer func() {
 		for _, c := range clients {
@@ -76,7 +78,7 @@ func (g *goTarget) Contended(path string, sessions, workers int, dur time.Durati
 		}
 	}()
 	for range sessions {
-		c, err := g.lib.open(g.server)
+		c, err := g.lib.open(server)
 		if err != nil {
 			return Run{}, err
 		}

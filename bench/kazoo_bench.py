@@ -4,8 +4,8 @@ Usage: kazoo_bench.py CONNECT SESSION_TIMEOUT_MS. Prints "ready", then reads
 one command per line and answers each with one JSON line, exactly like
 java/CuratorBench.java:
 
-  uncontended RECIPE PATH WARM_MS DUR_MS
-  contended RECIPE PATH SESSIONS THREADS DUR_MS
+  uncontended RECIPE CONNECT PATH WARM_MS DUR_MS
+  contended RECIPE CONNECT PATH SESSIONS THREADS DUR_MS
   herd_prepare RECIPE CONNECT PATH N
   herd_go
   herd_close
@@ -168,9 +168,17 @@ def main():
             break
         try:
             if a[0] == "uncontended":
-                reply = uncontended(main_client, a[1], a[2], int(a[3]), int(a[4]))
+                if a[2] == hosts:
+                    reply = uncontended(main_client, a[1], a[3], int(a[4]), int(a[5]))
+                else:
+                    other = open_client(a[2])
+                    try:
+                        reply = uncontended(other, a[1], a[3], int(a[4]), int(a[5]))
+                    finally:
+                        other.stop()
+                        other.close()
             elif a[0] == "contended":
-                reply = contended(hosts, a[1], a[2], int(a[3]), int(a[4]), int(a[5]))
+                reply = contended(a[2], a[1], a[3], int(a[4]), int(a[5]), int(a[6]))
             elif a[0] == "herd_prepare":
                 reply = herd.prepare(a[1], a[2], a[3], int(a[4]))
             elif a[0] == "herd_go":

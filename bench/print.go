@@ -74,6 +74,35 @@ func (r *Report) Print(w io.Writer) {
 	}
 	_ = tw.Flush()
 
+	fmt.Fprintf(w, "\nper operation (cycle uncontended, handoff contended): ZooKeeper requests and watch notifications counted by a relay in a separate %v run; server and client CPU ms from /proc during the timed runs (medians)\n", r.Config.Census)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "target\tunc req\tnotif\tzk cpu\tcli cpu\tcont req\tnotif\tzk cpu\tcli cpu\tgor req\tnotif\tzk cpu\tcli cpu\t")
+	for _, t := range r.targets() {
+		row, any := t+"\t", false
+		for _, m := range []string{measureUnc, measureCont, measureGorout} {
+			var c *Record
+			for i := range recs {
+				if recs[i].Target == t && recs[i].Measure == censusPrefix+m {
+					c = &recs[i]
+				}
+			}
+			zc, okZ := medianOf(recs, t, m, func(x *Run) float64 { return x.ServerCPU })
+			cc, okC := medianOf(recs, t, m, func(x *Run) float64 { return x.ClientCPU })
+			if c != nil {
+				row += fmt.Sprintf("%.2f\t%.2f\t", c.RequestsPerHandoff, c.NotificationsPerHandoff)
+				any = true
+			} else {
+				row += "-\t-\t"
+			}
+			row += num(zc, okZ && zc > 0, "%.2f") + "\t" + num(cc, okC && cc > 0, "%.2f") + "\t"
+			any = any || okZ
+		}
+		if any {
+			fmt.Fprintln(tw, row)
+		}
+	}
+	_ = tw.Flush()
+
 	fmt.Fprintf(w, "\nherd: one session through a counting relay, a holder and N waiters, each waiter takes the lock once (N handoffs)\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	hdr := "target\t"

@@ -15,6 +15,12 @@ type Run struct {
 	P50     time.Duration   `json:"p50_ns"`
 	P99     time.Duration   `json:"p99_ns"`
 	PerSec  float64         `json:"per_sec"`
+
+	// CPU milliseconds per operation of the ZooKeeper server and of the
+	// client process (this one for Go, the driver for Curator and kazoo);
+	// 0 when unknown.
+	ServerCPU float64 `json:"server_cpu_ms_per_op,omitempty"`
+	ClientCPU float64 `json:"client_cpu_ms_per_op,omitempty"`
 }
 
 // finish fills the derived fields of r.

@@ -23,6 +23,7 @@ type Config struct {
 	Goroutines  int           // goroutines on one session in the second contended run
 	Herd        []int         // waiter counts of the herd measurement
 	AllocRuns   int           // acquire+release cycles averaged by AllocsPerCycle
+	Census      time.Duration // length of the request-counting runs through the relay
 	SkipCurator bool
 	SkipKazoo   bool
 }
@@ -33,7 +34,7 @@ func DefaultConfig() Config {
 	return Config{
 		Reps: 3, Warm: 500 * time.Millisecond, Uncontended: 2 * time.Second,
 		Contended: 4 * time.Second, Contenders: 8, Goroutines: 64,
-		Herd: []int{10, 100, 1000}, AllocRuns: 200,
+		Herd: []int{10, 100, 1000}, AllocRuns: 200, Census: time.Second,
 	}
 }
 
@@ -46,8 +47,9 @@ type Server struct {
 // Target is one lock implementation under measurement.
 type Target interface {
 	Name() string
-	Uncontended(path string, warm, dur time.Duration) (Run, error)
-	Contended(path string, sessions, workers int, dur time.Duration) (Run, error)
+	Uncontended(server, path string, warm, dur time.Duration) (Run, error)
+	Contended(server, path string, sessions, workers int, dur time.Duration) (Run, error)
+	clientPID() string // for /proc CPU accounting; "self" for this process
 }
 
 // herder is a Target that can queue waiters for the herd measurement.
@@ -92,6 +94,7 @@ const (
 	measureGorout = "goroutines"
 	measureHerd   = "herd"
 	measureAllocs = "allocs"
+	censusPrefix  = "requests-"
 )
 
 // Suite runs every measurement against srv, one after another, logging
@@ -125,13 +128,32 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 	}
 	add := func(r Record) { rep.Records = append(rep.Records, r) }
 	say := func(format string, args ...any) { _, _ = fmt.Fprintf(log, format+"\n", args...) }
+	zkPID := serverPID(srv.Addr)
+	meter := func(t string) *cpuMeter { return &cpuMeter{server: zkPID, client: t} }
+
+	// A round that is not recorded, so that the server's JIT, the drivers'
+	// JVM and the caches are warm before the first target is measured.
+	for _, t := range targets {
+		if _, err := t.Uncontended(srv.Addr, fmt.Sprintf("/bench/%s/warm", t.Name()), 0, cfg.Warm); err != nil {
+			return nil, fmt.Errorf("%s warm-up: %w", t.Name(), err)
+		}
+		if t.Name() != FloorCycle {
+			if _, err := t.Contended(srv.Addr, fmt.Sprintf("/bench/%s/warmc", t.Name()), cfg.Contenders, cfg.Contenders, cfg.Warm); err != nil {
+				return nil, fmt.Errorf("%s warm-up: %w", t.Name(), err)
+			}
+		}
+	}
+	say("warm-up round done")
 
 	for i := 0; i < cfg.Reps; i++ {
 		for _, t := range targets {
 			if t.Name() == FloorHandoff {
 				continue
 			}
-			r, err := t.Uncontended(fmt.Sprintf("/bench/%s/u%d", t.Name(), i), cfg.Warm, cfg.Uncontended)
+			m := meter(t.clientPID())
+			m.start()
+			r, err := t.Uncontended(srv.Addr, fmt.Sprintf("/bench/%s/u%d", t.Name(), i), cfg.Warm, cfg.Uncontended)
+			m.stop(&r)
 			if err != nil {
 				return nil, fmt.Errorf("%s uncontended: %w", t.Name(), err)
 			}
@@ -140,7 +162,10 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 		}
 		// The handoff floor: a chain about as long as the contended runs.
 		n := max(20, int(cfg.Contended.Seconds()*500))
+		m := meter("self")
+		m.start()
 		r, err := floorHandoff(srv.Addr, fmt.Sprintf("/bench/%s/c%d", FloorHandoff, i), n)
+		m.stop(&r)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", FloorHandoff, err)
 		}
@@ -154,7 +179,10 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 				if t.Name() == FloorCycle {
 					continue
 				}
-				r, err := t.Contended(fmt.Sprintf("/bench/%s/%s%d", t.Name(), mode.measure, i), mode.sessions, mode.workers, cfg.Contended)
+				m := meter(t.clientPID())
+				m.start()
+				r, err := t.Contended(srv.Addr, fmt.Sprintf("/bench/%s/%s%d", t.Name(), mode.measure, i), mode.sessions, mode.workers, cfg.Contended)
+				m.stop(&r)
 				if err != nil {
 					return nil, fmt.Errorf("%s %s: %w", t.Name(), mode.measure, err)
 				}
@@ -162,6 +190,14 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 				add(Record{Target: t.Name(), Measure: mode.measure, Rep: i, Run: &r})
 			}
 		}
+	}
+
+	if cfg.Census > 0 {
+		recs, err := census(cfg, srv, targets, say)
+		if err != nil {
+			return nil, err
+		}
+		rep.Records = append(rep.Records, recs...)
 	}
 
 	observer, err := connectZK(srv.Addr)

@@ -21,8 +21,8 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * Usage: CuratorBench CONNECT SESSION_TIMEOUT_MS. Prints "ready", then reads
  * one command per line and answers each with one JSON line:
  *
- *   uncontended RECIPE PATH WARM_MS DUR_MS       one client, acquire+release cycles
- *   contended RECIPE PATH SESSIONS THREADS DUR_MS  THREADS threads over SESSIONS clients
+ *   uncontended RECIPE CONNECT PATH WARM_MS DUR_MS   one client, acquire+release cycles
+ *   contended RECIPE CONNECT PATH SESSIONS THREADS DUR_MS  THREADS threads over SESSIONS clients
  *   herd_prepare RECIPE CONNECT PATH N           a holder and N waiting threads on one client
  *   herd_go                                      release; answer when every waiter had the lock
  *   herd_close                                   close the herd client
@@ -82,8 +82,21 @@ public final class CuratorBench {
         return b.append("]}").toString();
     }
 
-    static String uncontended(String recipe, String path, long warmMs, long durMs) throws Exception {
-        InterProcessLock l = make(recipe, main, path);
+    static String uncontended(String recipe, String where, String path, long warmMs, long durMs) throws Exception {
+        if (!where.equals(connect)) {
+            CuratorFramework c = open(where);
+            try {
+                return uncontended(recipe, c, path, warmMs, durMs);
+            } finally {
+                c.close();
+            }
+        }
+        return uncontended(recipe, main, path, warmMs, durMs);
+    }
+
+    static String uncontended(String recipe, CuratorFramework client, String path, long warmMs, long durMs)
+            throws Exception {
+        InterProcessLock l = make(recipe, client, path);
         long warmEnd = System.nanoTime() + warmMs * 1_000_000L;
         while (System.nanoTime() < warmEnd) {
             l.acquire();
@@ -107,11 +120,12 @@ public final class CuratorBench {
         return timed(n, t1 - start, lat, n);
     }
 
-    static String contended(String recipe, String path, int sessions, int threads, long durMs) throws Exception {
+    static String contended(String recipe, String where, String path, int sessions, int threads, long durMs)
+            throws Exception {
         List<CuratorFramework> clients = new ArrayList<>();
         try {
             for (int i = 0; i < sessions; i++) {
-                clients.add(open(connect));
+                clients.add(open(where));
             }
             InterProcessLock first = make(recipe, clients.get(0), path);
             first.acquire();
@@ -231,9 +245,10 @@ public final class CuratorBench {
     static String handle(String[] a) throws Exception {
         switch (a[0]) {
             case "uncontended":
-                return uncontended(a[1], a[2], Long.parseLong(a[3]), Long.parseLong(a[4]));
+                return uncontended(a[1], a[2], a[3], Long.parseLong(a[4]), Long.parseLong(a[5]));
             case "contended":
-                return contended(a[1], a[2], Integer.parseInt(a[3]), Integer.parseInt(a[4]), Long.parseLong(a[5]));
+                return contended(a[1], a[2], a[3], Integer.parseInt(a[4]), Integer.parseInt(a[5]),
+                        Long.parseLong(a[6]));
             case "herd_prepare":
                 return herdPrepare(a[1], a[2], a[3], Integer.parseInt(a[4]));
             case "herd_go":
