@@ -485,3 +485,49 @@ func TestIntegration_SemaphoreDroppedCreateReply(t *testing.T) {
 		require.EqualValues(t, 2, stat.Cversion, "one lease node was created (its reply dropped), then deleted")
 	})
 }
+
+// A waiter whose connection drops while it waits for a lease reconnects
+// within its session and still takes the lease when one is freed (its
+// children watch is re-armed or the leases are listed again).
+func TestIntegration_SemaphoreWaiterSurvivesReconnect(t *testing.T) {
+	c := zktest.Start(t)
+	admin := c.Connect(t, sessionTimeout)
+	p := c.Proxy(t)
+	holderSession := connect(t, c)
+	suspended := make(chan struct{}, 1)
+	waiterSession := connect(t, c, zklock.WithDialer(p.Dialer()), zklock.WithLossLimit(-1),
+		zklock.WithObserver(func(ev zklock.Event) {
+			if ev.Kind == zklock.EventState && ev.State == zklock.StateSuspended {
+				select {
+				case suspended <- struct{}{}:
+				default:
+				}
+			}
+		}))
+	holder, err := newSemMutex(t, holderSession, "/sem/reconnect").Lock(ctxTimeout(t, 10*time.Second))
+	require.NoError(t, err)
+	got := make(chan *zklock.Hold, 1)
+	go func() {
+		h, err := newSemMutex(t, waiterSession, "/sem/reconnect").Lock(ctxTimeout(t, time.Minute))
+		if err == nil {
+			got <- h
+		}
+		close(got)
+	}()
+	require.Eventually(t, func() bool { return len(children(t, admin, "/sem/reconnect/leases")) == 2 }, 10*time.Second, 5*time.Millisecond)
+	sid := waiterSession.ID()
+	p.Cut()
+	select {
+	case <-suspended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cut did not suspend the waiter's session")
+	}
+	require.Eventually(t, func() bool { return waiterSession.State() == zklock.StateConnected }, 10*time.Second, 5*time.Millisecond)
+	require.Equal(t, sid, waiterSession.ID(), "same session after the reconnect")
+	require.NoError(t, holder.Release())
+	h, ok := <-got
+	require.True(t, ok, "the waiter did not take the freed lease")
+	require.Greater(t, h.Token(), holder.Token())
+	require.Empty(t, children(t, admin, "/sem/reconnect/locks"))
+	require.NoError(t, h.Release())
+}
