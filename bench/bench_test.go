@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/zklock/zklock/zktest"
 )
@@ -81,7 +82,7 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 		"zklock-mutex uncontended", "zklock-mutex contended", "zklock-mutex goroutines",
 		"zklock-mutex herd", "zklock-mutex allocs",
 		"go-zookeeper-lock contended", "go-zookeeper-lock herd",
-		"floor-cycle uncontended", "floor-handoff contended",
+		"floor-cycle uncontended", "floor-cycle+exists uncontended", "floor-handoff contended",
 		"curator-mutex uncontended", "curator-mutex contended", "curator-mutex goroutines", "curator-mutex herd",
 		"curator-rwwrite contended", "curator-semmutex contended",
 		"kazoo-lock uncontended", "kazoo-lock contended", "kazoo-lock herd",
@@ -103,4 +104,8 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 		require.True(t, strings.HasPrefix(lines[len(lines)-4+i], c.line+" "), lines[len(lines)-4+i])
 	}
 	require.NoError(t, rep.WriteJSON(t.TempDir()+"/bench.json"))
+}
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
 }

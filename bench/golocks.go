@@ -173,6 +173,44 @@ func (l *cycleLocker) lock() error {
 
 func (l *cycleLocker) unlock() error { return l.conn.Delete(l.node, -1) }
 
+// floorCycleExists is floorCycle plus a read of the new node's Stat in
+// parallel with the listing: what zklock's acquire does to learn its fencing
+// token (the node's czxid). It shows what that read costs.
+var floorCycleExists = goLib{name: "floor-cycle+exists", open: func(server string) (goClient, error) {
+	conn, err := connectZK(server)
+	if err != nil {
+		return nil, err
+	}
+	return &cycleExistsClient{cycleClient{zkClient{conn}}}, nil
+}}
+
+type cycleExistsClient struct{ cycleClient }
+
+func (c *cycleExistsClient) locker(path string) (goLocker, error) {
+	l, err := c.cycleClient.locker(path)
+	if err != nil {
+		return nil, err
+	}
+	return &cycleExistsLocker{l.(*cycleLocker)}, nil
+}
+
+type cycleExistsLocker struct{ *cycleLocker }
+
+func (l *cycleExistsLocker) lock() error {
+	node, err := l.conn.Create(l.dir+"/n-", nil, zk.FlagEphemeral|zk.FlagSequence, acl)
+	if err != nil {
+		return err
+	}
+	l.node = node
+	statErr := make(chan error, 1)
+	go func() {
+		_, _, err := l.conn.Exists(node)
+		statErr <- err
+	}()
+	_, _, err = l.conn.Children(l.dir)
+	return errors.Join(err, <-statErr)
+}
+
 // mkdirs creates path and its parents as persistent nodes.
 func mkdirs(conn *zk.Conn, path string) error {
 	for i := 1; i <= len(path); i++ {

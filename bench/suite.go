@@ -137,7 +137,7 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 		if _, err := t.Uncontended(srv.Addr, fmt.Sprintf("/bench/%s/warm", t.Name()), 0, cfg.Warm); err != nil {
 			return nil, fmt.Errorf("%s warm-up: %w", t.Name(), err)
 		}
-		if t.Name() != FloorCycle {
+		if !floor(t.Name()) {
 			if _, err := t.Contended(srv.Addr, fmt.Sprintf("/bench/%s/warmc", t.Name()), cfg.Contenders, cfg.Contenders, cfg.Warm); err != nil {
 				return nil, fmt.Errorf("%s warm-up: %w", t.Name(), err)
 			}
@@ -176,7 +176,7 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 			sessions, workers int
 		}{{measureCont, cfg.Contenders, cfg.Contenders}, {measureGorout, 1, cfg.Goroutines}} {
 			for _, t := range targets {
-				if t.Name() == FloorCycle {
+				if floor(t.Name()) {
 					continue
 				}
 				m := meter(t.clientPID())
@@ -221,9 +221,6 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 		}
 	}
 	for _, g := range goTargets {
-		if g.Name() == FloorHandoff {
-			continue
-		}
 		a, err := g.AllocsPerCycle(fmt.Sprintf("/bench/%s/allocs", g.Name()), cfg.AllocRuns)
 		if err != nil {
 			return nil, fmt.Errorf("%s allocs: %w", g.Name(), err)
@@ -240,7 +237,7 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 
 // goLibs are the Go implementations measured in this process.
 func goLibs() []goLib {
-	return append([]goLib{zklockMutex}, append(extraZklock, goZKLock, floorCycle)...)
+	return append([]goLib{zklockMutex}, append(extraZklock, goZKLock, floorCycle, floorCycleExists)...)
 }
 
 // extraZklock holds the zklock recipes besides Mutex (see recipes.go).
@@ -249,8 +246,12 @@ var extraZklock []goLib
 // herdTarget: the recipes whose nodes are direct children of the lock path
 // (a semaphore mutex keeps them in locks/ and leases/ below it).
 func herdTarget(name string) bool {
-	return name != FloorCycle && name != FloorHandoff && !strings.HasSuffix(name, "-semmutex")
+	return !floor(name) && !strings.HasSuffix(name, "-semmutex")
 }
+
+// floor reports whether a target is a floor (measured uncontended only, or
+// the handoff chain).
+func floor(name string) bool { return strings.HasPrefix(name, "floor-") }
 
 // herd queues n waiters behind a holder, all on one session through a
 // counting relay, then releases and lets every waiter take the lock once:
