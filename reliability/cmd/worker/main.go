@@ -47,7 +47,9 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	go func() { io.Copy(io.Discard, os.Stdin); stop() }()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { io.Copy(io.Discard, os.Stdin); cancel() }()
 	go func() { // keep the log on disk current for a worker that gets SIGKILLed
 		for range time.Tick(200 * time.Millisecond) {
 			log.Flush()

@@ -1,0 +1,111 @@
+package reliability
+
+import (
+	"time"
+)
+
+// Mode scales the scenarios: "smoke" (the default test run, seconds),
+// "short" (make reliability, minutes) and "soak" (make soak, the plan's
+// durations).
+type Mode string
+
+// Scenarios returns the multi-process and in-process scenarios of mode.
+func Scenarios(mode Mode) []*Scenario {
+	d := func(smoke, short, soak time.Duration) time.Duration {
+		switch mode {
+		case "soak":
+			return soak
+		case "short":
+			return short
+		}
+		return smoke
+	}
+	n := func(smoke, short, soak int) int {
+		switch mode {
+		case "soak":
+			return soak
+		case "short":
+			return short
+		}
+		return smoke
+	}
+	s := time.Second
+	T := 2 * s  // session timeout (the plan's 4 s, halved at tickTime 100ms)
+	T2 := 4 * s // S2-S4: a longer session so that "0 expiries" is fair on 2 cores
+	if mode == "soak" {
+		T, T2 = 4*s, 8*s
+	}
+	base := func(name, title string, servers int, dur time.Duration) *Scenario {
+		return &Scenario{Name: name, Title: title, Servers: servers, Workers: 4, Clients: 8, Locks: 4,
+			Session: T, HoldMin: 0, HoldMax: 5 * time.Millisecond, Duration: dur}
+	}
+	var out []*Scenario
+
+	s1 := base("S1", "mutex contention, no faults", 1, d(5*s, 30*s, 60*s))
+	out = append(out, s1)
+
+	s2 := base("S2", "leader SIGKILL every 8s, back after 3s", 3, d(0, 40*s, 120*s))
+	s2.Session = T2
+	s2.Nemesis = KillLeader(d(0, 8*s, 10*s), 3*s)
+	out = append(out, s2)
+
+	s3 := base("S3", "leader SIGSTOP 3s + follower kill", 3, d(0, 40*s, 120*s))
+	s3.Session = T2
+	s3.Nemesis = PauseLeaderKillFollower(d(0, 8*s, 15*s), 3*s, 3*s)
+	out = append(out, s3)
+
+	s4 := base("S4", "all servers down < T, restarted", 3, d(0, 30*s, 120*s))
+	s4.Session = T2
+	s4.Nemesis = AllDown(d(0, 10*s, 15*s), 2*s)
+	out = append(out, s4)
+
+	s5 := base("S5", "holder process SIGSTOP > T, fenced", 1, d(10*s, 40*s, 180*s))
+	s5.HoldMin, s5.HoldMax = 5*time.Millisecond, 30*time.Millisecond
+	s5.Nemesis = PauseHolder(d(4*s, 7*s, 7*s), T+T/2)
+	out = append(out, s5)
+
+	s6 := base("S6", "holder blackhole > T (running client)", 1, d(10*s, 40*s, 180*s))
+	s6.Proxies = true
+	s6.Nemesis = BlackholeHolder(d(4*s, 7*s, 7*s), T+T/2)
+	out = append(out, s6)
+
+	s7 := base("S7", "server-side session expiry + leader kills", 3, d(0, 40*s, 300*s))
+	s7.Proxies = true
+	s7.Nemesis = ExpireSessions(d(0, 2*s, 3*s), d(0, 10*s, 10*s), 3*s)
+	out = append(out, s7)
+
+	s8 := base("S8", "dropped create replies", 1, d(0, 30*s, 60*s))
+	s8.Proxies = true
+	s8.Nemesis = DropCreates(d(0, 500*time.Millisecond, 500*time.Millisecond))
+	out = append(out, s8)
+
+	out = append(out, &Scenario{Name: "S9", Title: "predecessor vanishes (waiter's pred expires)", Servers: 1, Locks: 1,
+		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: PredecessorVanishes(n(8, 60, 200))})
+	out = append(out, &Scenario{Name: "S14", Title: "container parent reaped and re-created", Servers: 1, Locks: 1,
+		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: ParentLifecycle(n(3, 20, 100))})
+	out = append(out, &Scenario{Name: "S16", Title: "reentrancy and API contracts", Servers: 1, Locks: 1,
+		Session: T, Duration: time.Minute, InProcess: Contracts})
+	return out
+}
+
+// Negatives returns the negative controls, each with the scenario that must
+// catch it.
+func Negatives() []*Scenario {
+	s := time.Second
+	T := 2 * s
+	base := func(name, neg, title string) *Scenario {
+		return &Scenario{Name: name, Negative: neg, Title: title, Servers: 1, Workers: 4, Clients: 8, Locks: 4,
+			Session: T, HoldMax: 5 * time.Millisecond, Duration: 20 * s}
+	}
+	n1 := base("S5", "N1", "holder process SIGSTOP > T, fenced")
+	n1.HoldMin, n1.HoldMax = 5*time.Millisecond, 30*time.Millisecond
+	n1.Nemesis = PauseHolder(4*s, T+T/2)
+	n2 := &Scenario{Name: "S9", Negative: "N2", Title: "predecessor vanishes", Servers: 1, Locks: 1, Session: T,
+		Duration: time.Minute, InProcess: PredecessorVanishes(10)}
+	n3 := base("S6", "N3", "holder blackhole > T (running client)")
+	n3.Proxies = true
+	n3.Nemesis = BlackholeHolder(4*s, T+T/2)
+	n4 := base("S1", "N4", "mutex contention, no faults")
+	n4.Duration = 10 * s
+	return []*Scenario{n1, n2, n3, n4}
+}

@@ -1,0 +1,300 @@
+package reliability
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/zktest"
+)
+
+// Binaries are the worker and register executables, built from this module.
+type Binaries struct{ Worker, Register string }
+
+var (
+	buildOnce sync.Once
+	buildBins Binaries
+	buildErr  error
+	buildDir  string
+)
+
+// Build compiles cmd/worker and cmd/register once per process (with the
+// zklock_negative tag in a negative build) into a temporary directory;
+// CleanBuild removes it.
+func Build() (Binaries, error) {
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "zklock-reliability-bin-")
+		if buildErr != nil {
+			return
+		}
+		args := []string{"build", "-o", buildDir + "/"}
+		if NegativeBuild {
+			args = append(args, "-tags", "zklock_negative")
+		}
+		args = append(args, "github.com/zklock/zklock/reliability/cmd/worker", "github.com/zklock/zklock/reliability/cmd/register")
+		out, err := exec.Command("go", args...).CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		buildBins = Binaries{Worker: filepath.Join(buildDir, "worker"), Register: filepath.Join(buildDir, "register")}
+	})
+	return buildBins, buildErr
+}
+
+// CleanBuild removes the binaries built by Build.
+func CleanBuild() {
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+}
+
+// Proc is a child process of the suite: a worker or the register.
+type Proc struct {
+	Name  string
+	Cmd   *exec.Cmd
+	stdin io.WriteCloser
+	Log   string        // its JSONL history
+	Proxy *zktest.Proxy // workers with a proxy of their own
+	done  chan error
+	first chan string // its first stdout line
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+func startProc(name, bin, logPath string, env []string, args ...string) (*Proc, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &limitWriter{w: &stderr, n: 8 << 10}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &Proc{Name: name, Cmd: cmd, stdin: stdin, Log: logPath, done: make(chan error, 1), first: make(chan string, 1)}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			p.first <- sc.Text()
+		}
+		close(p.first)
+		io.Copy(io.Discard, stdout)
+		err := cmd.Wait()
+		if err != nil {
+			err = fmt.Errorf("%s: %w: %s", name, err, stderr.String())
+		}
+		p.done <- err
+	}()
+	return p, nil
+}
+
+type limitWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+	n  int
+}
+
+func (l *limitWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.n > 0 {
+		k := min(len(b), l.n)
+		l.w.Write(b[:k])
+		l.n -= k
+	}
+	return len(b), nil
+}
+
+// Signal sends sig to the process.
+func (p *Proc) Signal(sig syscall.Signal) error { return p.Cmd.Process.Signal(sig) }
+
+// Stop asks the process to finish (stdin closed, SIGCONT, SIGTERM) and waits
+// up to grace before killing it. It returns the process's exit error.
+func (p *Proc) Stop(grace time.Duration) error {
+	p.stopOnce.Do(func() { p.stopErr = p.stop(grace) })
+	return p.stopErr
+}
+
+func (p *Proc) stop(grace time.Duration) error {
+	p.stdin.Close()
+	p.Signal(syscall.SIGCONT)
+	p.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		return err
+	case <-time.After(grace):
+		p.Cmd.Process.Kill()
+		<-p.done
+		return fmt.Errorf("%s did not stop within %v: killed", p.Name, grace)
+	}
+}
+
+// Env is one scenario's running system.
+type Env struct {
+	T       testing.TB
+	Sc      *Scenario
+	Dir     string
+	C       *zktest.Cluster
+	Conn    *zk.Conn // the suite's own observer connection
+	Root    string
+	Workers []*Proc
+	Reg     *Proc
+	Nem     *Log
+	faults  int
+	mu      sync.Mutex
+}
+
+// Fault runs one fault: logs its start, calls begin, waits d, calls end and
+// logs its end. The wait is not cut short: every fault is healed.
+func (e *Env) Fault(name, target string, d time.Duration, begin, end func() error) {
+	e.Nem.Add(Event{Kind: KindFaultStart, Fault: name, Target: target})
+	e.mu.Lock()
+	e.faults++
+	e.mu.Unlock()
+	if err := begin(); err != nil {
+		e.T.Logf("%s: fault %s %s: %v", e.Sc.Name, name, target, err)
+	}
+	time.Sleep(d)
+	if end != nil {
+		if err := end(); err != nil {
+			e.T.Errorf("%s: healing %s %s: %v", e.Sc.Name, name, target, err)
+		}
+	}
+	e.Nem.Add(Event{Kind: KindFaultEnd, Fault: name, Target: target})
+}
+
+// Faults returns how many faults were injected.
+func (e *Env) Faults() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.faults
+}
+
+// Every runs f every period (after a first wait) until ctx ends.
+func Every(ctx context.Context, period time.Duration, f func()) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f()
+		}
+	}
+}
+
+var seqRe = regexp.MustCompile(`(-?\d{10})$`)
+
+// Holder returns the worker holding a random lock right now (the data of the
+// lowest node), its node and its session, or ok=false.
+func (e *Env) Holder() (worker, node string, sid int64, ok bool) {
+	p := LockPath(e.Root, rand.IntN(e.Sc.Locks))
+	children, _, err := e.Conn.Children(p)
+	if err != nil || len(children) == 0 {
+		return "", "", 0, false
+	}
+	sort.Slice(children, func(i, j int) bool { return seqOf(children[i]) < seqOf(children[j]) })
+	node = p + "/" + children[0]
+	data, st, err := e.Conn.Get(node)
+	if err != nil {
+		return "", "", 0, false
+	}
+	return string(data), node, st.EphemeralOwner, true
+}
+
+func seqOf(name string) int64 {
+	m := seqRe.FindString(name)
+	n, _ := strconv.ParseInt(m, 10, 64)
+	return n
+}
+
+// Worker returns the worker process with the given label.
+func (e *Env) Worker(name string) *Proc {
+	for _, w := range e.Workers {
+		if w.Name == name {
+			return w
+		}
+	}
+	return nil
+}
+
+// finalState waits for the lock paths to empty and the servers' watches to
+// drop to zero, then reports what is left (C5).
+func (e *Env) finalState() *FinalState {
+	f := &FinalState{Children: map[string][]string{}, Watches: map[string]int{}}
+	deadline := time.Now().Add(e.Sc.Session + 5*time.Second)
+	for i := range e.Sc.Locks {
+		p := LockPath(e.Root, i)
+		for {
+			children, _, err := e.Conn.Children(p)
+			if errors.Is(err, zk.ErrNoNode) {
+				children, err = nil, nil
+			}
+			if err == nil && len(children) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				if err != nil {
+					f.Errors = append(f.Errors, fmt.Sprintf("list %s: %v", p, err))
+				}
+				f.Children[p] = children
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	for i := range e.C.Size() {
+		for {
+			out, err := e.C.FourLetter(i, "wchs")
+			n := -1
+			if err == nil {
+				n = totalWatches(out)
+			}
+			if n == 0 || time.Now().After(deadline) {
+				if err != nil {
+					f.Errors = append(f.Errors, fmt.Sprintf("wchs on server %d: %v", i, err))
+				}
+				f.Watches[strconv.Itoa(i)] = n
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return f
+}
+
+var totalRe = regexp.MustCompile(`Total watches:\s*(\d+)`)
+
+func totalWatches(wchs string) int {
+	m := totalRe.FindStringSubmatch(wchs)
+	if m == nil {
+		return -1
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}

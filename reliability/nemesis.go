@@ -1,0 +1,141 @@
+package reliability
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// KillLeader SIGKILLs the leader and restarts it after down (same data
+// directory, so zxids never regress), every period.
+func KillLeader(period, down time.Duration) func(context.Context, *Env) {
+	return func(ctx context.Context, e *Env) {
+		Every(ctx, period, func() {
+			i, err := e.C.Leader()
+			if err != nil {
+				e.T.Logf("leader: %v", err)
+				return
+			}
+			e.Fault(FaultKillLeader, strconv.Itoa(i), down, func() error { return e.C.Kill(i) }, func() error { return e.C.Start(i) })
+		})
+	}
+}
+
+// PauseLeaderKillFollower SIGSTOPs the leader for pause every period, and
+// kills a random follower for down every other period.
+func PauseLeaderKillFollower(period, pause, down time.Duration) func(context.Context, *Env) {
+	return func(ctx context.Context, e *Env) {
+		n := 0
+		Every(ctx, period, func() {
+			n++
+			i, err := e.C.Leader()
+			if err != nil {
+				e.T.Logf("leader: %v", err)
+				return
+			}
+			if n%2 == 0 {
+				f := (i + 1 + rand.IntN(e.C.Size()-1)) % e.C.Size()
+				e.Fault(FaultKillFollower, strconv.Itoa(f), down, func() error { return e.C.Kill(f) }, func() error { return e.C.Start(f) })
+				return
+			}
+			e.Fault(FaultPauseLeader, strconv.Itoa(i), pause, func() error { return e.C.Pause(i) }, func() error { return e.C.Resume(i) })
+		})
+	}
+}
+
+// AllDown kills every server for down (shorter than the session timeout),
+// then restarts them, every period.
+func AllDown(period, down time.Duration) func(context.Context, *Env) {
+	return func(ctx context.Context, e *Env) {
+		Every(ctx, period, func() {
+			e.Fault(FaultAllDown, "all", down, func() error {
+				for i := range e.C.Size() {
+					if err := e.C.Kill(i); err != nil {
+						return err
+					}
+				}
+				return nil
+			}, func() error {
+				for i := range e.C.Size() {
+					if err := e.C.Start(i); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// PauseHolder SIGSTOPs the process of a current lock holder for pause
+// (longer than the session timeout: the server expires its sessions while it
+// believes it holds), every period.
+func PauseHolder(period, pause time.Duration) func(context.Context, *Env) {
+	return func(ctx context.Context, e *Env) {
+		Every(ctx, period, func() {
+			w := e.holderProc()
+			e.Fault(FaultPauseClient, w.Name, pause, func() error { return w.Signal(syscall.SIGSTOP) }, func() error { return w.Signal(syscall.SIGCONT) })
+		})
+	}
+}
+
+// BlackholeHolder drops all traffic of a current holder's process (running)
+// through its proxy for d, every period.
+func BlackholeHolder(period, d time.Duration) func(context.Context, *Env) {
+	return func(ctx context.Context, e *Env) {
+		Every(ctx, period, func() {
+			w := e.holderProc()
+			if w.Proxy == nil {
+				e.T.Errorf("blackhole needs proxies")
+				return
+			}
+			e.Fault(FaultBlackholeClient, w.Name, d, func() error { w.Proxy.Blackhole(); return nil }, func() error { w.Proxy.Heal(); return nil })
+		})
+	}
+}
+
+// ExpireSessions expires the session of a current holder on the servers
+// every period, and kills the leader every leaderEvery (0: never).
+func ExpireSessions(period, leaderEvery, down time.Duration) func(context.Context, *Env) {
+	return func(ctx context.Context, e *Env) {
+		if leaderEvery > 0 {
+			done := make(chan struct{})
+			go func() { defer close(done); KillLeader(leaderEvery, down)(ctx, e) }()
+			defer func() { <-done }()
+		}
+		Every(ctx, period, func() {
+			_, _, sid, ok := e.Holder()
+			if !ok {
+				return
+			}
+			target := fmt.Sprintf("%#x", sid)
+			e.Fault(FaultExpire, target, 200*time.Millisecond, func() error { return e.C.Expire(sid) }, nil)
+		})
+	}
+}
+
+// DropCreates makes a random worker's proxy drop the reply to its next
+// create (applied by the server; the connection is closed), every period.
+func DropCreates(period time.Duration) func(context.Context, *Env) {
+	return func(ctx context.Context, e *Env) {
+		Every(ctx, period, func() {
+			w := e.Workers[rand.IntN(len(e.Workers))]
+			e.Fault(FaultDropCreate, w.Name, 300*time.Millisecond, func() error { w.Proxy.DropNextCreateReply(); return nil }, nil)
+		})
+	}
+}
+
+// holderProc returns the process of a current holder, or a random worker.
+func (e *Env) holderProc() *Proc {
+	for range 20 {
+		if name, _, _, ok := e.Holder(); ok {
+			if w := e.Worker(name); w != nil {
+				return w
+			}
+		}
+	}
+	return e.Workers[rand.IntN(len(e.Workers))]
+}

@@ -1,0 +1,240 @@
+package reliability
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/zktest"
+)
+
+// Scenario is one row of the plan's §6.3 table, at some duration.
+type Scenario struct {
+	Name     string
+	Title    string
+	Servers  int           // 1 standalone, 3 ensemble
+	Workers  int           // worker processes (multi-process scenarios)
+	Clients  int           // sessions per worker
+	Locks    int           // locks contended for
+	Session  time.Duration // session timeout
+	HoldMin  time.Duration
+	HoldMax  time.Duration
+	Duration time.Duration
+	Proxies  bool   // each worker connects through its own zktest proxy
+	Negative string // N1..N4: run the broken variant (negative build only)
+	// Nemesis injects faults until ctx ends, healing each before returning.
+	Nemesis func(ctx context.Context, e *Env)
+	// InProcess replaces the worker processes: the scenario drives sessions
+	// itself and logs to e.Nem (same clock, same checkers).
+	InProcess func(ctx context.Context, e *Env)
+	// Config overrides the default checker bounds.
+	Check *CheckConfig
+}
+
+// Result is one scenario's row of the report.
+type Result struct {
+	Name         string         `json:"name"`
+	Title        string         `json:"title"`
+	Negative     string         `json:"negative,omitempty"`
+	Seconds      float64        `json:"seconds"`
+	Acquisitions int            `json:"acquisitions"`
+	Faults       int            `json:"faults"`
+	Violations   map[string]int `json:"violations"`
+	Total        int            `json:"violations_total"`
+	P99AcquireMs float64        `json:"p99_acquire_ms"`
+	MaxRecovery  float64        `json:"max_recovery_ms"`
+	P99Recovery  float64        `json:"p99_recovery_ms"`
+	Examples     []Violation    `json:"examples,omitempty"`
+	Errors       []string       `json:"errors,omitempty"`
+}
+
+// CheckConfigFor returns the checker bounds for a scenario.
+func CheckConfigFor(sc *Scenario) CheckConfig {
+	if sc.Check != nil {
+		return *sc.Check
+	}
+	return CheckConfig{
+		PauseGrace: sc.Session + 3*time.Second,
+		Recovery:   2*sc.Session + 5*time.Second, // T + 2 elections + 2 s, generous for 2 cores
+		Idle:       2 * time.Second,
+	}
+}
+
+// Run runs a scenario against a fresh cluster and checks its history.
+func Run(t testing.TB, sc *Scenario) Result {
+	t.Helper()
+	began := time.Now()
+	res := Result{Name: sc.Name, Title: sc.Title, Negative: sc.Negative, Violations: map[string]int{}}
+	bins, err := Build()
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	opts := []zktest.Option{}
+	var c *zktest.Cluster
+	if sc.Servers >= 3 {
+		c = zktest.StartEnsemble(t, opts...)
+	} else {
+		c = zktest.Start(t, opts...)
+	}
+	if sc.Nemesis != nil {
+		c.RequireFaults(t)
+	}
+	dir := t.TempDir()
+	nem, err := CreateLog(filepath.Join(dir, "nemesis.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Env{T: t, Sc: sc, Dir: dir, C: c, Conn: c.Connect(t, 10*time.Second), Root: "/reliability/" + sc.Name, Nem: nem}
+	mustCreate(t, e.Conn, "/reliability")
+	mustCreate(t, e.Conn, e.Root)
+	mustCreate(t, e.Conn, e.Root+"-reg")
+	for i := range sc.Locks {
+		mustCreate(t, e.Conn, fmt.Sprintf("%s-reg/lock-%d", e.Root, i))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sc.Duration)
+	defer cancel()
+	logs := []string{nem.f.Name()}
+	if sc.InProcess != nil {
+		sc.InProcess(ctx, e)
+	} else {
+		logs = append(logs, e.startProcs(t, bins)...)
+		nemDone := make(chan struct{})
+		go func() {
+			defer close(nemDone)
+			if sc.Nemesis != nil {
+				sc.Nemesis(ctx, e)
+			}
+		}()
+		<-ctx.Done()
+		<-nemDone
+		for _, w := range e.Workers {
+			if err := w.Stop(30 * time.Second); err != nil {
+				res.Errors = append(res.Errors, err.Error())
+			}
+		}
+		if err := e.Reg.Stop(10 * time.Second); err != nil {
+			res.Errors = append(res.Errors, err.Error())
+		}
+	}
+	if err := nem.Close(); err != nil {
+		t.Fatal(err)
+	}
+	final := e.finalState()
+	evs, err := ReadFiles(logs...)
+	if err != nil {
+		t.Fatalf("read histories: %v", err)
+	}
+	h := Analyze(evs)
+	vs := CheckAll(h, final, CheckConfigFor(sc))
+	for _, v := range vs {
+		res.Violations[v.Checker]++
+		if len(res.Examples) < 10 {
+			res.Examples = append(res.Examples, v)
+		}
+	}
+	res.Total = len(vs)
+	res.Acquisitions = h.Acquisitions()
+	res.Faults = e.Faults()
+	res.P99AcquireMs = float64(Percentile(h.Latencies(), 99)) / 1e6
+	rec := h.Recoveries()
+	if len(rec) > 0 {
+		res.P99Recovery = float64(Percentile(rec, 99)) / 1e6
+		res.MaxRecovery = float64(rec[len(rec)-1]) / 1e6
+	}
+	res.Seconds = time.Since(began).Seconds()
+	if keep := os.Getenv("RELIABILITY_KEEP"); keep != "" {
+		os.MkdirAll(filepath.Join(keep, sc.Name), 0o755)
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			os.WriteFile(filepath.Join(keep, sc.Name, filepath.Base(l)), b, 0o644)
+		}
+	}
+	return res
+}
+
+func mustCreate(t testing.TB, conn *zk.Conn, p string) {
+	t.Helper()
+	if _, err := conn.Create(p, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
+		t.Fatalf("create %s: %v", p, err)
+	}
+}
+
+// startProcs starts the register and the workers and returns their logs.
+func (e *Env) startProcs(t testing.TB, bins Binaries) []string {
+	sc := e.Sc
+	regLog := filepath.Join(e.Dir, "register.jsonl")
+	reg, err := startProc("register", bins.Register, regLog, nil, "-log", regLog)
+	if err != nil {
+		t.Fatalf("start register: %v", err)
+	}
+	e.Reg = reg
+	t.Cleanup(func() { reg.Stop(5 * time.Second) })
+	line := <-reg.first
+	addr, ok := strings.CutPrefix(line, "listening ")
+	if !ok {
+		t.Fatalf("register said %q", line)
+	}
+	logs := []string{regLog}
+	for i := 1; i <= sc.Workers; i++ {
+		name := "w" + strconv.Itoa(i)
+		servers := e.C.Servers()
+		var p *zktest.Proxy
+		if sc.Proxies {
+			p = e.C.Proxy(t)
+			servers = p.Addrs()
+		}
+		wlog := filepath.Join(e.Dir, name+".jsonl")
+		args := []string{"-name", name, "-servers", strings.Join(servers, ","), "-clients", strconv.Itoa(sc.Clients),
+			"-root", e.Root, "-locks", strconv.Itoa(sc.Locks), "-zkreg", e.Root + "-reg", "-register", addr,
+			"-session", sc.Session.String(), "-hold-min", sc.HoldMin.String(), "-hold-max", sc.HoldMax.String(), "-log", wlog}
+		env := []string{"GOMAXPROCS=1"}
+		switch sc.Negative {
+		case "N1", "N3":
+			args = append(args, "-negative", sc.Negative)
+		case "N2", "N4":
+			env = append(env, "ZKLOCK_NEGATIVE="+sc.Negative)
+		}
+		w, err := startProc(name, bins.Worker, wlog, env, args...)
+		if err != nil {
+			t.Fatalf("start %s: %v", name, err)
+		}
+		w.Proxy = p
+		t.Cleanup(func() { w.Stop(5 * time.Second) })
+		e.Workers = append(e.Workers, w)
+		logs = append(logs, wlog)
+	}
+	for _, w := range e.Workers {
+		if l, ok := <-w.first; !ok || l != "started" {
+			t.Fatalf("%s did not start: %v", w.Name, <-w.done)
+		}
+	}
+	return logs
+}
+
+// FormatTable renders results as a fixed-width table.
+func FormatTable(rs []Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-4s %-44s %6s %6s %5s  %-27s %9s %9s %5s\n", "scen", "title", "acqs", "faults", "viol", "C1 C2 C3 C4 C5 C6 C7", "p99acqms", "maxrecms", "secs")
+	for _, r := range rs {
+		var vs []string
+		for _, c := range Checkers {
+			vs = append(vs, fmt.Sprintf("%-3d", r.Violations[c]))
+		}
+		title := r.Title
+		if r.Negative != "" {
+			title = r.Negative + " under " + title
+		}
+		if len(title) > 44 {
+			title = title[:44]
+		}
+		fmt.Fprintf(&b, "%-4s %-44s %6d %6d %5d  %-27s %9.1f %9.1f %5.0f\n", r.Name, title, r.Acquisitions, r.Faults, r.Total,
+			strings.Join(vs, " "), r.P99AcquireMs, r.MaxRecovery, r.Seconds)
+	}
+	return b.String()
+}

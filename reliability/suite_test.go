@@ -1,0 +1,110 @@
+package reliability
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	CleanBuild()
+	os.Exit(code)
+}
+
+// TestIntegration_Reliability runs the scenarios of RELIABILITY_MODE (smoke
+// by default: a small, fast run of the same code; short for make reliability;
+// soak for make soak; negative for make reliability-negative, which needs
+// -tags zklock_negative). RELIABILITY_OUT names a directory for the table,
+// the JSON report and the summary line.
+func TestIntegration_Reliability(t *testing.T) {
+	mode := Mode(os.Getenv("RELIABILITY_MODE"))
+	if mode == "" {
+		mode = "smoke"
+	}
+	var scs []*Scenario
+	if mode == "negative" {
+		if !NegativeBuild {
+			t.Fatal("RELIABILITY_MODE=negative needs -tags zklock_negative")
+		}
+		scs = Negatives()
+	} else {
+		for _, sc := range Scenarios(mode) {
+			if sc.Duration > 0 {
+				scs = append(scs, sc)
+			}
+		}
+	}
+	if only := os.Getenv("RELIABILITY_ONLY"); only != "" {
+		var keep []*Scenario
+		for _, sc := range scs {
+			if sc.Name == only || sc.Negative == only {
+				keep = append(keep, sc)
+			}
+		}
+		scs = keep
+	}
+	var results []Result
+	for _, sc := range scs {
+		name := sc.Name
+		if sc.Negative != "" {
+			name = sc.Negative + "_" + sc.Name
+		}
+		t.Run(name, func(t *testing.T) {
+			r := Run(t, sc)
+			results = append(results, r)
+			t.Logf("%s: acquisitions=%d faults=%d violations=%v p99=%.1fms errors=%v", name, r.Acquisitions, r.Faults, r.Violations, r.P99AcquireMs, r.Errors)
+			for _, v := range r.Examples {
+				t.Logf("  %s: %s", v.Checker, v.Detail)
+			}
+			switch {
+			case sc.Negative != "" && r.Total == 0:
+				t.Errorf("negative %s: missed", sc.Negative)
+			case sc.Negative == "" && r.Total > 0:
+				t.Errorf("%s: %d violations", name, r.Total)
+			}
+			if len(r.Errors) > 0 && sc.Negative == "" {
+				t.Errorf("%s: %v", name, r.Errors)
+			}
+			if sc.Negative == "" && sc.InProcess == nil && r.Acquisitions == 0 {
+				t.Errorf("%s: no acquisitions", name)
+			}
+		})
+	}
+	writeReport(t, mode, results)
+}
+
+func writeReport(t *testing.T, mode Mode, rs []Result) {
+	out := os.Getenv("RELIABILITY_OUT")
+	acq, faults, viol := 0, 0, 0
+	for _, r := range rs {
+		acq += r.Acquisitions
+		faults += r.Faults
+		if r.Negative == "" {
+			viol += r.Total
+		}
+	}
+	table := FormatTable(rs)
+	t.Logf("\n%s", table)
+	if out == "" {
+		return
+	}
+	os.MkdirAll(out, 0o755)
+	b, _ := json.MarshalIndent(map[string]any{"mode": mode, "acquisitions": acq, "faults": faults, "violations": viol, "scenarios": rs}, "", "  ")
+	os.WriteFile(filepath.Join(out, "report.json"), b, 0o644)
+	os.WriteFile(filepath.Join(out, "table.txt"), []byte(table), 0o644)
+	var neg string
+	for _, r := range rs {
+		if r.Negative != "" {
+			if r.Total > 0 {
+				neg += fmt.Sprintf("negative %s: caught (violations=%d)\n", r.Negative, r.Total)
+			} else {
+				neg += fmt.Sprintf("negative %s: missed\n", r.Negative)
+			}
+		}
+	}
+	os.WriteFile(filepath.Join(out, "negative.txt"), []byte(neg), 0o644)
+	os.WriteFile(filepath.Join(out, "summary.txt"), []byte(fmt.Sprintf("reliability: acquisitions=%d faults=%d violations=%d\n", acq, faults, viol)), 0o644)
+}
