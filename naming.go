@@ -121,6 +121,9 @@ func sortContenders(children []string) []contender {
 		}
 		return cmp.Compare(a.name, b.name)
 	})
+	if negStringSort { // test-only (negative_off.go)
+		slices.SortFunc(cs, func(a, b contender) int { return cmp.Compare(a.name, b.name) })
+	}
 	return cs
 }
 

@@ -1,0 +1,15 @@
+//go:build !zklock_negative
+
+package zklock
+
+// Test-only hooks for the reliability suite's negative controls (see
+// reliability/ and negative_on.go). In every normal build they are false
+// constants and the compiler removes the code they guard.
+const (
+	// negTrustWatch (N2): take the lock when the watched predecessor is
+	// deleted even where that is unsound, without listing again.
+	negTrustWatch = false
+	// negStringSort (N4): order contenders by their names as strings
+	// instead of by sequence number.
+	negStringSort = false
+)
