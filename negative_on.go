@@ -11,3 +11,11 @@ var (
 	negTrustWatch = os.Getenv("ZKLOCK_NEGATIVE") == "N2"
 	negStringSort = os.Getenv("ZKLOCK_NEGATIVE") == "N4"
 )
+
+// SetNegativeControl switches the library's negative-control hooks in the
+// current process ("N2", "N4", or "" for none). It exists only in builds
+// with the zklock_negative tag; call it before any session starts.
+func SetNegativeControl(name string) {
+	negTrustWatch = name == "N2"
+	negStringSort = name == "N4"
+}
