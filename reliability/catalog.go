@@ -66,6 +66,7 @@ func Scenarios(mode Mode) []*Scenario {
 
 	s6 := base("S6", "holder blackhole > T (running client)", 1, d(10*s, 40*s, 180*s))
 	s6.Proxies = true
+	s6.LongEvery, s6.LongHold = 100, 3*T
 	s6.Nemesis = BlackholeHolder(d(4*s, 7*s, 7*s), T+T/2)
 	out = append(out, s6)
 
@@ -104,6 +105,7 @@ func Negatives() []*Scenario {
 		Duration: time.Minute, InProcess: PredecessorVanishes(10)}
 	n3 := base("S6", "N3", "holder blackhole > T (running client)")
 	n3.Proxies = true
+	n3.LongEvery, n3.LongHold = 100, 3*T
 	n3.Nemesis = BlackholeHolder(4*s, T+T/2)
 	n4 := base("S1", "N4", "mutex contention, no faults")
 	n4.Duration = 10 * s

@@ -25,7 +25,12 @@ type Scenario struct {
 	Session  time.Duration // session timeout
 	HoldMin  time.Duration
 	HoldMax  time.Duration
-	Duration time.Duration
+	// LongEvery: one acquisition in LongEvery (0: none) holds for LongHold,
+	// or until the hold's loss signal, as a client doing long work under
+	// the lock would.
+	LongEvery int
+	LongHold  time.Duration
+	Duration  time.Duration
 	Proxies  bool   // each worker connects through its own zktest proxy
 	Negative string // N1..N4: run the broken variant (negative build only)
 	// Nemesis injects faults until ctx ends, healing each before returning.
@@ -101,7 +106,9 @@ func Run(t testing.TB, sc *Scenario) Result {
 	defer cancel()
 	logs := []string{nem.f.Name()}
 	if sc.InProcess != nil {
+		setNegative(sc.Negative)
 		sc.InProcess(ctx, e)
+		setNegative("")
 	} else {
 		logs = append(logs, e.startProcs(t, bins)...)
 		nemDone := make(chan struct{})
@@ -192,7 +199,8 @@ func (e *Env) startProcs(t testing.TB, bins Binaries) []string {
 		wlog := filepath.Join(e.Dir, name+".jsonl")
 		args := []string{"-name", name, "-servers", strings.Join(servers, ","), "-clients", strconv.Itoa(sc.Clients),
 			"-root", e.Root, "-locks", strconv.Itoa(sc.Locks), "-zkreg", e.Root + "-reg", "-register", addr,
-			"-session", sc.Session.String(), "-hold-min", sc.HoldMin.String(), "-hold-max", sc.HoldMax.String(), "-log", wlog}
+			"-session", sc.Session.String(), "-hold-min", sc.HoldMin.String(), "-hold-max", sc.HoldMax.String(), "-log", wlog,
+			"-long-every", strconv.Itoa(sc.LongEvery), "-long-hold", sc.LongHold.String()}
 		env := []string{"GOMAXPROCS=1"}
 		switch sc.Negative {
 		case "N1", "N3":

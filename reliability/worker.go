@@ -27,6 +27,8 @@ type WorkerConfig struct {
 	HoldMin        time.Duration
 	HoldMax        time.Duration
 	LockTimeout    time.Duration // bound on one Lock call
+	LongEvery      int           // one acquisition in LongEvery (0: none) is long
+	LongHold       time.Duration // a long hold: until this passes or the hold is lost
 	Negative       string        // "", "N1" (no fencing) or "N3" (ignore disconnection); needs -tags zklock_negative
 }
 
@@ -147,7 +149,13 @@ func (w *clientOp) run(ctx context.Context, m *zklock.Mutex) {
 	if d := w.cfg.HoldMax - w.cfg.HoldMin; d > 0 {
 		hold += rand.N(d)
 	}
-	time.Sleep(hold)
+	if w.cfg.LongEvery > 0 && rand.IntN(w.cfg.LongEvery) == 0 {
+		hold = w.cfg.LongHold
+	}
+	select { // a correct client stops working for the lock once it is lost
+	case <-time.After(hold):
+	case <-h.Done():
+	}
 	w.write(h.Token()) // a holder paused mid-hold writes again on waking
 	w.add(KindRelease, nil)
 	err = h.Release()

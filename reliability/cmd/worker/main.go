@@ -35,6 +35,8 @@ func main() {
 	flag.DurationVar(&cfg.HoldMin, "hold-min", 5*time.Millisecond, "minimum hold")
 	flag.DurationVar(&cfg.HoldMax, "hold-max", 50*time.Millisecond, "maximum hold")
 	flag.DurationVar(&cfg.LockTimeout, "lock-timeout", time.Minute, "bound on one Lock call")
+	flag.IntVar(&cfg.LongEvery, "long-every", 0, "one acquisition in N holds for -long-hold (0: none)")
+	flag.DurationVar(&cfg.LongHold, "long-hold", 0, "duration of a long hold (ends early on loss)")
 	flag.StringVar(&cfg.Negative, "negative", "", "negative control N1 or N3 (needs -tags zklock_negative)")
 	flag.StringVar(&logPath, "log", "worker.jsonl", "event log (JSONL)")
 	flag.Parse()
