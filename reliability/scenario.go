@@ -16,23 +16,23 @@ import (
 
 // Scenario is one row of the plan's §6.3 table, at some duration.
 type Scenario struct {
-	Name     string
-	Title    string
-	Servers  int           // 1 standalone, 3 ensemble
-	Workers  int           // worker processes (multi-process scenarios)
-	Clients  int           // sessions per worker
-	Locks    int           // locks contended for
-	Session  time.Duration // session timeout
-	HoldMin  time.Duration
-	HoldMax  time.Duration
+	Name    string
+	Title   string
+	Servers int           // 1 standalone, 3 ensemble
+	Workers int           // worker processes (multi-process scenarios)
+	Clients int           // sessions per worker
+	Locks   int           // locks contended for
+	Session time.Duration // session timeout
+	HoldMin time.Duration
+	HoldMax time.Duration
 	// LongEvery: one acquisition in LongEvery (0: none) holds for LongHold,
 	// or until the hold's loss signal, as a client doing long work under
 	// the lock would.
 	LongEvery int
 	LongHold  time.Duration
 	Duration  time.Duration
-	Proxies  bool   // each worker connects through its own zktest proxy
-	Negative string // N1..N4: run the broken variant (negative build only)
+	Proxies   bool   // each worker connects through its own zktest proxy
+	Negative  string // N1..N4: run the broken variant (negative build only)
 	// Nemesis injects faults until ctx ends, healing each before returning.
 	Nemesis func(ctx context.Context, e *Env)
 	// InProcess replaces the worker processes: the scenario drives sessions
