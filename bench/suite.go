@@ -146,10 +146,11 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 	say("warm-up round done")
 
 	for i := 0; i < cfg.Reps; i++ {
-		for _, t := range targets {
-			if t.Name() == FloorHandoff {
-				continue
-			}
+		// Each repetition starts at another target, so that no target is
+		// always the one measured right after a phase change.
+		k := i * len(targets) / cfg.Reps
+		order := append(slices.Clone(targets[k:]), targets[:k]...)
+		for _, t := range order {
 			m := meter(t.clientPID())
 			m.start()
 			r, err := t.Uncontended(srv.Addr, fmt.Sprintf("/bench/%s/u%d", t.Name(), i), cfg.Warm, cfg.Uncontended)
@@ -175,7 +176,7 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 			measure           string
 			sessions, workers int
 		}{{measureCont, cfg.Contenders, cfg.Contenders}, {measureGorout, 1, cfg.Goroutines}} {
-			for _, t := range targets {
+			for _, t := range order {
 				if floor(t.Name()) {
 					continue
 				}
