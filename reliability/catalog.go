@@ -75,6 +75,21 @@ func Scenarios(mode Mode) []*Scenario {
 	s7.Nemesis = ExpireSessions(d(0, 2*s, 3*s), d(0, 10*s, 10*s), 3*s)
 	out = append(out, s7)
 
+	s11 := base("S11", "rw lock, 10% writers, leader SIGKILL", 3, d(0, 40*s, 120*s))
+	s11.Recipe, s11.Session = "rw", T2
+	s11.Nemesis = KillLeader(d(0, 8*s, 10*s), 3*s)
+	out = append(out, s11)
+
+	sm1 := base("S1m", "semaphore mutex contention, no faults", 1, d(0, 20*s, 60*s))
+	sm1.Recipe = "semmutex"
+	out = append(out, sm1)
+
+	sm5 := base("S5m", "semaphore mutex, holder SIGSTOP > T", 1, d(0, 30*s, 180*s))
+	sm5.Recipe = "semmutex"
+	sm5.HoldMin, sm5.HoldMax = 5*time.Millisecond, 30*time.Millisecond
+	sm5.Nemesis = PauseHolder(d(0, 7*s, 7*s), T+T/2)
+	out = append(out, sm5)
+
 	s8 := base("S8", "dropped create replies", 1, d(0, 30*s, 60*s))
 	s8.Proxies = true
 	s8.Nemesis = DropCreates(d(0, 500*time.Millisecond, 500*time.Millisecond))
@@ -82,6 +97,8 @@ func Scenarios(mode Mode) []*Scenario {
 
 	out = append(out, &Scenario{Name: "S9", Title: "predecessor vanishes (waiter's pred expires)", Servers: 1, Locks: 1,
 		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: PredecessorVanishes(n(8, 60, 200))})
+	out = append(out, &Scenario{Name: "S10", Title: "stale own node: holder expired, locks again", Servers: 1, Locks: 1,
+		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: StaleOwnNode(n(5, 40, 200))})
 	out = append(out, &Scenario{Name: "S14", Title: "container parent reaped and re-created", Servers: 1, Locks: 1,
 		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: ParentLifecycle(n(3, 20, 100))})
 	out = append(out, &Scenario{Name: "S16", Title: "reentrancy and API contracts", Servers: 1, Locks: 1,

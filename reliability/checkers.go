@@ -83,6 +83,9 @@ func CheckExclusion(h *History, cfg CheckConfig) []Violation {
 			}
 			active = keep
 			for _, a := range active {
+				if a.Read && b.Read {
+					continue // readers share
+				}
 				if p, pend := h.paused(a.Worker, a.Start, b.Start); p && a.End != math.MaxInt64 && a.End <= pend+int64(cfg.PauseGrace) {
 					continue
 				}
@@ -153,25 +156,34 @@ func CheckTokens(h *History) []Violation {
 	}
 	for lock, acqs := range h.byLock() {
 		seen := map[int64]string{}
-		for i, b := range acqs {
+		var maxAll, maxExcl int64
+		var maxAllID, maxExclID string
+		for _, b := range acqs {
 			if prev, dup := seen[b.Token]; dup {
 				out = append(out, Violation{"C3", fmt.Sprintf("%s: %s and %s share token %d", lock, prev, b.ID, b.Token)})
 			}
 			seen[b.Token] = b.ID
-			if i == 0 {
-				continue
+			// An exclusive hold comes after every earlier hold; a shared
+			// one after every earlier exclusive hold (readers that share
+			// may be stamped in any order).
+			bound, boundID := maxAll, maxAllID
+			if b.Read {
+				bound, boundID = maxExcl, maxExclID
 			}
-			a := acqs[i-1]
-			if b.Token > a.Token {
-				continue
+			if b.Token <= bound {
+				a := h.ByID[boundID]
+				pb, _ := h.paused(b.Worker, b.Invoke, b.Start)
+				pa, _ := h.paused(a.Worker, a.Invoke, a.Start)
+				if !pa && !pb {
+					out = append(out, Violation{"C3", fmt.Sprintf("%s: token %d of %s not above %d of %s acquired before it", lock, b.Token, b.ID, a.Token, a.ID)})
+				}
 			}
-			if p, _ := h.paused(b.Worker, b.Invoke, b.Start); p {
-				continue
+			if b.Token > maxAll {
+				maxAll, maxAllID = b.Token, b.ID
 			}
-			if p, _ := h.paused(a.Worker, a.Invoke, a.Start); p {
-				continue
+			if !b.Read && b.Token > maxExcl {
+				maxExcl, maxExclID = b.Token, b.ID
 			}
-			out = append(out, Violation{"C3", fmt.Sprintf("%s: token %d of %s not above %d of %s acquired before it", lock, b.Token, b.ID, a.Token, a.ID)})
 		}
 	}
 	return out
@@ -273,6 +285,9 @@ func CheckLossTiming(h *History) []Violation {
 				continue // C1 judges paused holders
 			}
 			b := acqs[i+1]
+			if a.Read && b.Read {
+				continue
+			}
 			if a.Released && a.RelT < b.Start && (!a.Lost || a.RelT < a.LossT) {
 				continue // released before anyone else could take it
 			}

@@ -186,3 +186,31 @@ func TestC7RejectsBrokenContracts(t *testing.T) {
 	h.add(80, Event{Kind: KindContract, Name: "double-release", OK: true})
 	require.Empty(t, CheckContracts(Analyze(*h)))
 }
+
+func TestC1C3Readers(t *testing.T) {
+	read := func(h *hist, from int) {
+		for i := from; i < len(*h); i++ {
+			(*h)[i].Read = true
+		}
+	}
+	// Two readers overlap, stamped out of token order: accepted.
+	h := &hist{}
+	h.acq("w1", 1, 0, 10, 30, 200).acq("w2", 1, 5, 20, 40, 100)
+	read(h, 0)
+	h.acq("w3", 1, 6, 50, 60, 300)
+	require.Empty(t, CheckExclusion(Analyze(*h), cfg))
+	require.Empty(t, CheckTokens(Analyze(*h)))
+	// A writer overlapping a reader: rejected.
+	h = &hist{}
+	h.acq("w1", 1, 0, 10, 30, 100)
+	read(h, 0)
+	h.acq("w2", 1, 5, 20, 40, 200)
+	only(t, CheckExclusion(Analyze(*h), cfg), "C1")
+	// A reader whose token is below an earlier writer's: rejected.
+	h = &hist{}
+	h.acq("w1", 1, 0, 10, 30, 200)
+	n := len(*h)
+	h.acq("w2", 1, 5, 35, 40, 100)
+	read(h, n)
+	only(t, CheckTokens(Analyze(*h)), "C3")
+}

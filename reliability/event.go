@@ -37,6 +37,7 @@ type Event struct {
 	Client  int    `json:"c,omitempty"`  // client (goroutine, own session) in the worker
 	Op      int64  `json:"op,omitempty"` // acquisition number of that client
 	Lock    string `json:"lock,omitempty"`
+	Read    bool   `json:"r,omitempty"` // a shared (read) acquisition
 	Session int64  `json:"sid,omitempty"`
 	Node    string `json:"node,omitempty"`
 	Token   int64  `json:"tok,omitempty"`

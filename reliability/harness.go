@@ -214,6 +214,9 @@ var seqRe = regexp.MustCompile(`(-?\d{10})$`)
 // lowest node), its node and its session, or ok=false.
 func (e *Env) Holder() (worker, node string, sid int64, ok bool) {
 	p := LockPath(e.Root, rand.IntN(e.Sc.Locks))
+	if e.Sc.Recipe == "semmutex" {
+		p += "/leases" // whoever has a lease node holds
+	}
 	children, _, err := e.Conn.Children(p)
 	if err != nil || len(children) == 0 {
 		return "", "", 0, false

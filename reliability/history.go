@@ -11,6 +11,7 @@ type Acq struct {
 	ID       string
 	Worker   string
 	Lock     string
+	Read     bool // shared: may overlap other shared holds
 	Session  int64
 	Node     string
 	Token    int64
@@ -51,7 +52,7 @@ func Analyze(evs []Event) *History {
 		case KindInvoke:
 			h.Invokes[e.HoldID()] = e
 		case KindOK:
-			a := &Acq{ID: e.HoldID(), Worker: e.Worker, Lock: e.Lock, Session: e.Session, Node: e.Node,
+			a := &Acq{ID: e.HoldID(), Worker: e.Worker, Lock: e.Lock, Read: e.Read, Session: e.Session, Node: e.Node,
 				Token: e.Token, Start: e.T, End: math.MaxInt64}
 			if inv, ok := h.Invokes[a.ID]; ok {
 				a.Invoke = inv.T

@@ -245,3 +245,46 @@ func Contracts(ctx context.Context, e *Env) {
 	cancel2()
 	e.contract("closed-session", errors.Is(err, zklock.ErrClosed), "err=%v", err)
 }
+
+// StaleOwnNode is S10: the holder's session is expired on the server and the
+// holder locks again at once. The old hold must end with a loss signal, and
+// every new hold's node must be owned by the session that holds it (C3
+// compares the ephemeralOwner the holder reads with its session; CURATOR-604,
+// 206, 696). A contender B keeps the lock busy so that stale state matters.
+func StaleOwnNode(iters int) func(context.Context, *Env) {
+	return func(ctx context.Context, e *Env) {
+		a, b := e.contender("A"), e.contender("B")
+		var op int64
+		for it := 0; it < iters && ctx.Err() == nil; it++ {
+			op++
+			h, err := a.lock(ctx, op)
+			if err != nil {
+				continue
+			}
+			bres := make(chan lockResult, 1)
+			bop := op
+			e.Nem.Add(b.ev(KindInvoke, bop))
+			go func() { h, err := b.m.Lock(ctx); bres <- lockResult{h, err} }()
+			e.children(2)
+			sid := a.s.ID()
+			e.Fault(FaultExpire, fmt.Sprintf("%#x", sid), 0, func() error { return e.C.Expire(sid) }, nil)
+			select {
+			case <-h.Done():
+				e.contract("S10-expired-holder-told", errors.Is(h.Err(), zklock.ErrLost), "hold ended with %v", h.Err())
+			case <-time.After(e.Sc.Session + 5*time.Second):
+				e.contract("S10-expired-holder-told", false, "no loss signal %v after the expiry", e.Sc.Session+5*time.Second)
+			}
+			a.release(op, h)
+			op++
+			h2, err := a.lock(ctx, op) // at once: queues behind B, or takes the lock
+			r := <-bres
+			b.done(bop, r.h, r.err)
+			if r.err == nil {
+				b.release(bop, r.h)
+			}
+			if err == nil {
+				a.release(op, h2)
+			}
+		}
+	}
+}

@@ -22,6 +22,7 @@ type Scenario struct {
 	Workers int           // worker processes (multi-process scenarios)
 	Clients int           // sessions per worker
 	Locks   int           // locks contended for
+	Recipe  string        // worker recipe: mutex (default), semmutex, rw
 	Session time.Duration // session timeout
 	HoldMin time.Duration
 	HoldMax time.Duration
@@ -201,6 +202,9 @@ func (e *Env) startProcs(t testing.TB, bins Binaries) []string {
 			"-root", e.Root, "-locks", strconv.Itoa(sc.Locks), "-zkreg", e.Root + "-reg", "-register", addr,
 			"-session", sc.Session.String(), "-hold-min", sc.HoldMin.String(), "-hold-max", sc.HoldMax.String(), "-log", wlog,
 			"-long-every", strconv.Itoa(sc.LongEvery), "-long-hold", sc.LongHold.String()}
+		if sc.Recipe != "" {
+			args = append(args, "-recipe", sc.Recipe)
+		}
 		env := []string{"GOMAXPROCS=1"}
 		switch sc.Negative {
 		case "N1", "N3":

@@ -22,7 +22,8 @@ type WorkerConfig struct {
 	Locks          int           // number of locks contended for
 	ZKRegister     string        // ZooKeeper register nodes are ZKRegister/lock-<i> ("" = none)
 	Register       string        // address of the fenced register ("" = none)
-	Recipe         string        // "mutex" (others join as they land)
+	Recipe         string        // "mutex", "semmutex" or "rw"
+	Writers        float64       // rw: the share of write acquisitions
 	SessionTimeout time.Duration // asked of the server
 	HoldMin        time.Duration
 	HoldMax        time.Duration
@@ -41,8 +42,10 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, log *Log) error {
 	if cfg.Negative != "" && !NegativeBuild {
 		return fmt.Errorf("worker: negative control %s needs -tags zklock_negative", cfg.Negative)
 	}
-	if cfg.Recipe != "mutex" {
-		return fmt.Errorf("worker: recipe %q not supported yet (mutex)", cfg.Recipe)
+	switch cfg.Recipe {
+	case "mutex", "semmutex", "rw":
+	default:
+		return fmt.Errorf("worker: unknown recipe %q (mutex, semmutex, rw)", cfg.Recipe)
 	}
 	var wg sync.WaitGroup
 	errc := make(chan error, cfg.Clients)
@@ -78,19 +81,41 @@ func runClient(ctx context.Context, cfg WorkerConfig, client int, log *Log) erro
 		}
 		defer reg.Close()
 	}
-	mus := make([]*zklock.Mutex, cfg.Locks)
-	for i := range mus {
-		if mus[i], err = zklock.NewMutex(sess, LockPath(cfg.Root, i), zklock.WithData([]byte(cfg.Name))); err != nil {
+	excl := make([]locker, cfg.Locks)   // mutex, semaphore mutex or write half
+	shared := make([]locker, cfg.Locks) // read half (rw)
+	for i := range excl {
+		p, data := LockPath(cfg.Root, i), zklock.WithData([]byte(cfg.Name))
+		switch cfg.Recipe {
+		case "mutex":
+			excl[i], err = zklock.NewMutex(sess, p, data)
+		case "semmutex":
+			excl[i], err = zklock.NewSemaphoreMutex(sess, p, data)
+		case "rw":
+			var rw *zklock.RWLock
+			if rw, err = zklock.NewRWLock(sess, p, data); err == nil {
+				excl[i], shared[i] = rw.WriteLock(), rw.ReadLock()
+			}
+		}
+		if err != nil {
 			return err
 		}
 	}
 	for op := int64(1); ctx.Err() == nil; op++ {
 		i := rand.IntN(cfg.Locks)
 		base := Event{Worker: cfg.Name, Client: client, Op: op, Lock: LockPath(cfg.Root, i)}
+		l := excl[i]
+		if shared[i] != nil && rand.Float64() >= cfg.Writers {
+			l, base.Read = shared[i], true
+		}
 		w := &clientOp{cfg: cfg, log: log, sess: sess, reg: reg, base: base, res: "lock-" + strconv.Itoa(i)}
-		w.run(ctx, mus[i])
+		w.run(ctx, l)
 	}
 	return nil
+}
+
+// locker is what every recipe's exclusive or shared half offers.
+type locker interface {
+	Lock(ctx context.Context) (*zklock.Hold, error)
 }
 
 type clientOp struct {
@@ -111,7 +136,7 @@ func (w *clientOp) add(kind string, f func(*Event)) {
 	w.log.Add(e)
 }
 
-func (w *clientOp) run(ctx context.Context, m *zklock.Mutex) {
+func (w *clientOp) run(ctx context.Context, m locker) {
 	w.add(KindInvoke, nil)
 	lctx, cancel := context.WithTimeout(ctx, w.cfg.LockTimeout)
 	h, err := m.Lock(lctx)
@@ -143,8 +168,10 @@ func (w *clientOp) run(ctx context.Context, m *zklock.Mutex) {
 			}
 		})
 	}
-	w.write(h.Token())
-	w.zkWrite(h)
+	if !w.base.Read { // readers do not write
+		w.write(h.Token())
+		w.zkWrite(h)
+	}
 	hold := w.cfg.HoldMin
 	if d := w.cfg.HoldMax - w.cfg.HoldMin; d > 0 {
 		hold += rand.N(d)
@@ -156,7 +183,9 @@ func (w *clientOp) run(ctx context.Context, m *zklock.Mutex) {
 	case <-time.After(hold):
 	case <-h.Done():
 	}
-	w.write(h.Token()) // a holder paused mid-hold writes again on waking
+	if !w.base.Read {
+		w.write(h.Token()) // a holder paused mid-hold writes again on waking
+	}
 	w.add(KindRelease, nil)
 	err = h.Release()
 	<-lossDone
