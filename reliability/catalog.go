@@ -41,15 +41,15 @@ func Scenarios(mode Mode) []*Scenario {
 	}
 	var out []*Scenario
 
-	s1 := base("S1", "mutex contention, no faults", 1, d(5*s, 30*s, 60*s))
+	s1 := base("S1", "mutex contention, no faults", 1, d(5*s, 20*s, 60*s))
 	out = append(out, s1)
 
-	s2 := base("S2", "leader SIGKILL every 8s, back after 3s", 3, d(0, 40*s, 120*s))
+	s2 := base("S2", "leader SIGKILL every 8s, back after 3s", 3, d(0, 30*s, 120*s))
 	s2.Session = T2
 	s2.Nemesis = KillLeader(d(0, 8*s, 10*s), 3*s)
 	out = append(out, s2)
 
-	s3 := base("S3", "leader SIGSTOP 3s + follower kill", 3, d(0, 40*s, 120*s))
+	s3 := base("S3", "leader SIGSTOP 3s + follower kill", 3, d(0, 30*s, 120*s))
 	s3.Session = T2
 	s3.Nemesis = PauseLeaderKillFollower(d(0, 8*s, 15*s), 3*s, 3*s)
 	out = append(out, s3)
@@ -59,7 +59,7 @@ func Scenarios(mode Mode) []*Scenario {
 	s4.Nemesis = AllDown(d(0, 10*s, 15*s), 2*s)
 	out = append(out, s4)
 
-	s5 := base("S5", "holder process SIGSTOP > T, fenced", 1, d(10*s, 40*s, 180*s))
+	s5 := base("S5", "holder process SIGSTOP > T, fenced", 1, d(10*s, 30*s, 180*s))
 	s5.HoldMin, s5.HoldMax = 5*time.Millisecond, 30*time.Millisecond
 	s5.Nemesis = PauseHolder(d(4*s, 7*s, 7*s), T+T/2)
 	out = append(out, s5)
@@ -70,35 +70,35 @@ func Scenarios(mode Mode) []*Scenario {
 	s6.Nemesis = BlackholeHolder(d(4*s, 7*s, 7*s), T+T/2)
 	out = append(out, s6)
 
-	s7 := base("S7", "server-side session expiry + leader kills", 3, d(0, 40*s, 300*s))
+	s7 := base("S7", "server-side session expiry + leader kills", 3, d(0, 30*s, 300*s))
 	s7.Proxies = true
 	s7.Nemesis = ExpireSessions(d(0, 2*s, 3*s), d(0, 10*s, 10*s), 3*s)
 	out = append(out, s7)
 
-	s11 := base("S11", "rw lock, 10% writers, leader SIGKILL", 3, d(0, 40*s, 120*s))
+	s11 := base("S11", "rw lock, 10% writers, leader SIGKILL", 3, d(0, 30*s, 120*s))
 	s11.Recipe, s11.Session = "rw", T2
 	s11.Nemesis = KillLeader(d(0, 8*s, 10*s), 3*s)
 	out = append(out, s11)
 
-	sm1 := base("S1m", "semaphore mutex contention, no faults", 1, d(0, 20*s, 60*s))
+	sm1 := base("S1m", "semaphore mutex contention, no faults", 1, d(0, 15*s, 60*s))
 	sm1.Recipe = "semmutex"
 	out = append(out, sm1)
 
-	sm5 := base("S5m", "semaphore mutex, holder SIGSTOP > T", 1, d(0, 30*s, 180*s))
+	sm5 := base("S5m", "semaphore mutex, holder SIGSTOP > T", 1, d(0, 25*s, 180*s))
 	sm5.Recipe = "semmutex"
 	sm5.HoldMin, sm5.HoldMax = 5*time.Millisecond, 30*time.Millisecond
 	sm5.Nemesis = PauseHolder(d(0, 7*s, 7*s), T+T/2)
 	out = append(out, sm5)
 
-	s8 := base("S8", "dropped create replies", 1, d(0, 30*s, 60*s))
+	s8 := base("S8", "dropped create replies", 1, d(0, 20*s, 60*s))
 	s8.Proxies = true
 	s8.Nemesis = DropCreates(d(0, 500*time.Millisecond, 500*time.Millisecond))
 	out = append(out, s8)
 
 	out = append(out, &Scenario{Name: "S9", Title: "predecessor vanishes (waiter's pred expires)", Servers: 1, Locks: 1,
-		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: PredecessorVanishes(n(8, 60, 200))})
+		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: PredecessorVanishes(n(8, 25, 200))})
 	out = append(out, &Scenario{Name: "S10", Title: "stale own node: holder expired, locks again", Servers: 1, Locks: 1,
-		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: StaleOwnNode(n(5, 40, 200))})
+		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: StaleOwnNode(n(5, 20, 200))})
 	out = append(out, &Scenario{Name: "S14", Title: "container parent reaped and re-created", Servers: 1, Locks: 1,
 		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: ParentLifecycle(n(3, 20, 100))})
 	out = append(out, &Scenario{Name: "S16", Title: "reentrancy and API contracts", Servers: 1, Locks: 1,

@@ -67,9 +67,10 @@ func ms(ns int64) string { return time.Duration(ns).Round(time.Microsecond).Stri
 
 // CheckExclusion is C1: no two valid holds of a lock overlap, where a hold
 // is [Lock returned, min(Release called, loss signal)]. An overlap is
-// tolerated only if the earlier holder's process was SIGSTOPped between its
-// acquire and the later acquire, and its hold ended within PauseGrace of
-// SIGCONT.
+// tolerated only if the earlier holder's process was SIGSTOPped (or its
+// session was expired on the server by the nemesis) between its acquire and
+// the later acquire, and its hold ended within PauseGrace of SIGCONT (of the
+// expiry).
 func CheckExclusion(h *History, cfg CheckConfig) []Violation {
 	var out []Violation
 	for lock, acqs := range h.byLock() {
@@ -87,6 +88,14 @@ func CheckExclusion(h *History, cfg CheckConfig) []Violation {
 					continue // readers share
 				}
 				if p, pend := h.paused(a.Worker, a.Start, b.Start); p && a.End != math.MaxInt64 && a.End <= pend+int64(cfg.PauseGrace) {
+					continue
+				}
+				// The nemesis expired a's session on the server outright
+				// (zktest Expire): the client learns of it on its next
+				// contact, so like a pause this opens a window that only
+				// fencing closes. Tolerated if a's hold ended within
+				// PauseGrace of the expiry.
+				if x, xend := h.faultOn(FaultExpire, fmt.Sprintf("%#x", a.Session), a.Start, b.Start); x && a.End != math.MaxInt64 && a.End <= xend+int64(cfg.PauseGrace) {
 					continue
 				}
 				end := "never"

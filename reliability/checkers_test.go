@@ -214,3 +214,12 @@ func TestC1C3Readers(t *testing.T) {
 	read(h, n)
 	only(t, CheckTokens(Analyze(*h)), "C3")
 }
+
+func TestC1ToleratesForcedExpiryOfThatSessionOnly(t *testing.T) {
+	h := &hist{}
+	h.acq("w1", 1, 0, 10, 300, 100).acq("w2", 1, 5, 250, 260, 200).fault(FaultExpire, "0x164", 200, 210) // 0x100+100
+	require.Empty(t, CheckExclusion(Analyze(*h), cfg))
+	h = &hist{}
+	h.acq("w1", 1, 0, 10, 300, 100).acq("w2", 1, 5, 250, 260, 200).fault(FaultExpire, "0x999", 200, 210)
+	only(t, CheckExclusion(Analyze(*h), cfg), "C1")
+}

@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -58,13 +59,16 @@ func AllDown(period, down time.Duration) func(context.Context, *Env) {
 					}
 				}
 				return nil
-			}, func() error {
+			}, func() error { // all at once: the outage is down plus one JVM start
+				errs := make(chan error, e.C.Size())
 				for i := range e.C.Size() {
-					if err := e.C.Start(i); err != nil {
-						return err
-					}
+					go func() { errs <- e.C.Start(i) }()
 				}
-				return nil
+				var err error
+				for range e.C.Size() {
+					err = errors.Join(err, <-errs)
+				}
+				return err
 			})
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestMain(m *testing.M) {
@@ -78,8 +79,11 @@ func TestIntegration_Reliability(t *testing.T) {
 
 func writeReport(t *testing.T, mode Mode, rs []Result) {
 	out := os.Getenv("RELIABILITY_OUT")
-	acq, faults, viol := 0, 0, 0
+	acq, faults, viol, exposed := 0, 0, 0, 0
 	for _, r := range rs {
+		if r.Faults > 0 {
+			exposed += r.Acquisitions
+		}
 		acq += r.Acquisitions
 		faults += r.Faults
 		if r.Negative == "" {
@@ -92,8 +96,9 @@ func writeReport(t *testing.T, mode Mode, rs []Result) {
 		return
 	}
 	os.MkdirAll(out, 0o755)
-	b, _ := json.MarshalIndent(map[string]any{"mode": mode, "acquisitions": acq, "faults": faults, "violations": viol, "scenarios": rs}, "", "  ")
+	b, _ := json.MarshalIndent(map[string]any{"mode": mode, "acquisitions": acq, "faults": faults, "violations": viol, "fault_exposed_acquisitions": exposed, "scenarios": rs}, "", "  ")
 	os.WriteFile(filepath.Join(out, "report.json"), b, 0o644)
+	table += fmt.Sprintf("fault-exposed acquisitions: %d\n", exposed)
 	os.WriteFile(filepath.Join(out, "table.txt"), []byte(table), 0o644)
 	var neg string
 	for _, r := range rs {
@@ -107,4 +112,25 @@ func writeReport(t *testing.T, mode Mode, rs []Result) {
 	}
 	os.WriteFile(filepath.Join(out, "negative.txt"), []byte(neg), 0o644)
 	os.WriteFile(filepath.Join(out, "summary.txt"), []byte(fmt.Sprintf("reliability: acquisitions=%d faults=%d violations=%d\n", acq, faults, viol)), 0o644)
+}
+
+// TestRecheckHistory re-runs the checkers on a kept history:
+// RELIABILITY_RECHECK=dir (a scenario's directory under histories/).
+func TestRecheckHistory(t *testing.T) {
+	dir := os.Getenv("RELIABILITY_RECHECK")
+	if dir == "" {
+		t.Skip("RELIABILITY_RECHECK not set")
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	evs, err := ReadFiles(files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := Analyze(evs)
+	s := 2 * time.Second
+	vs := CheckAll(h, nil, CheckConfig{PauseGrace: s + 3*time.Second, Recovery: 2*s + 5*time.Second, Idle: 2 * time.Second})
+	for _, v := range vs {
+		t.Errorf("%s: %s", v.Checker, v.Detail)
+	}
+	t.Logf("%d acquisitions, %d violations", h.Acquisitions(), len(vs))
 }
