@@ -139,7 +139,10 @@ func (q *queue) create(ctx context.Context) (*entry, error) {
 	prefix := protectedPrefix()
 	ambiguous := false
 	for attempt := 0; ; {
-		_, sid, _ := q.s.snapshot()
+		state, sid, _ := q.s.snapshot()
+		if state == StateClosed { // go-zookeeper then answers ErrConnectionClosed, which would be retried until ctx ends
+			return nil, ErrClosed
+		}
 		if ctx.Err() != nil {
 			if ambiguous {
 				q.s.cleaner.findAndDelete(q.dir, prefix, sid)
