@@ -1,0 +1,147 @@
+package zklock
+
+// Creating a contender's node the way Curator's protected mode does, and
+// deleting one that is no longer wanted.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// create makes our ephemeral sequential node with Curator's protected name.
+// After a connection error the outcome is unknown, so before creating again
+// it searches the directory for our prefix and adopts the node if our
+// session owns it; a node left by an older session is deleted.
+func (q *queue) create(ctx context.Context) (*entry, error) {
+	conn := q.s.conn
+	prefix := protectedPrefix()
+	ambiguous := false
+	for attempt := 0; ; {
+		state, sid, _ := q.s.snapshot()
+		if state == StateClosed { // go-zookeeper then answers ErrConnectionClosed, which would be retried until ctx ends
+			return nil, ErrClosed
+		}
+		if ctx.Err() != nil {
+			if ambiguous {
+				q.s.cleaner.findAndDelete(q.dir, prefix, sid)
+			}
+			return nil, context.Cause(ctx)
+		}
+		if ambiguous {
+			e, err := q.find(ctx, prefix, sid)
+			if err != nil {
+				attempt = q.backoff(ctx, attempt)
+				continue
+			}
+			if e != nil {
+				return e, nil
+			}
+			ambiguous = false
+		}
+		name, flags := q.dir+"/"+prefix+q.mark, int32(zk.FlagEphemeral|zk.FlagSequence)
+		if q.fixed != "" {
+			name, flags = name+q.fixed, zk.FlagEphemeral
+		}
+		p, err := call(ctx, func() (string, error) { return conn.Create(name, q.cfg.data, flags, q.cfg.acl) },
+			func(p string, err error) { // the outcome, known after we gave up
+				switch {
+				case err == nil:
+					q.s.abandon(p, sid)
+				case isConnErr(err):
+					q.s.cleaner.findAndDelete(q.dir, prefix, sid)
+				}
+			})
+		switch {
+		case err != nil && ctx.Err() != nil:
+			// The outcome may be unknown (a connection error as ctx ended);
+			// a create still in flight is also handled by its late handler.
+			q.s.cleaner.findAndDelete(q.dir, prefix, sid)
+			return nil, context.Cause(ctx)
+		case err == nil:
+			if _, now, _ := q.s.snapshot(); now != sid {
+				q.s.cleaner.deleteNode(p, now) // made by a session we did not see it under
+				continue
+			}
+			return &entry{dir: q.dir, name: path.Base(p), sid: sid}, nil
+		case errors.Is(err, zk.ErrNoNode):
+			if err := q.mkdirs(ctx, q.dir); err != nil && !isConnErr(err) && ctx.Err() == nil {
+				return nil, fmt.Errorf("zklock: create parents of %s: %w", q.dir, err)
+			}
+		case isConnErr(err):
+			ambiguous = true
+			attempt = q.backoff(ctx, attempt)
+		case errors.Is(err, zk.ErrSessionExpired):
+			attempt = q.backoff(ctx, attempt) // the node, if any, died with the session
+		default:
+			return nil, fmt.Errorf("zklock: create in %s: %w", q.dir, err)
+		}
+	}
+}
+
+func (q *queue) backoff(ctx context.Context, attempt int) int {
+	_ = q.s.cfg.retry.sleep(ctx, attempt)
+	return attempt + 1
+}
+
+// find looks for our protected prefix after an ambiguous create.
+func (q *queue) find(ctx context.Context, prefix string, sid int64) (*entry, error) {
+	children, _, err := call2(ctx, func() ([]string, *zk.Stat, error) { return q.s.conn.Children(q.dir) })
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range children {
+		if len(name) <= len(prefix) || name[:len(prefix)] != prefix {
+			continue
+		}
+		e := &entry{dir: q.dir, name: name, sid: sid}
+		ok, stat, err := call2(ctx, func() (bool, *zk.Stat, error) { return q.s.conn.Exists(e.node()) })
+		if err != nil {
+			return nil, err
+		}
+		if ok && stat.EphemeralOwner == sid {
+			return e, nil
+		}
+		if ok {
+			q.s.cleaner.deleteNode(e.node(), stat.EphemeralOwner)
+		}
+	}
+	return nil, nil
+}
+
+// mkdirs creates dir and its missing ancestors as CONTAINER nodes with empty
+// data, as Curator's creatingParentContainersIfNeeded does.
+func (q *queue) mkdirs(ctx context.Context, dir string) error {
+	if dir == "/" {
+		return nil
+	}
+	mkdir := func() (string, error) { return q.s.conn.CreateContainer(dir, []byte{}, zk.FlagContainer, q.cfg.acl) }
+	_, err := call(ctx, mkdir, nil)
+	if errors.Is(err, zk.ErrNoNode) {
+		if err := q.mkdirs(ctx, path.Dir(dir)); err != nil {
+			return err
+		}
+		_, err = call(ctx, mkdir, nil)
+	}
+	if err == nil || errors.Is(err, zk.ErrNodeExists) {
+		return nil
+	}
+	return err
+}
+
+// abandon deletes a node we no longer want: now if connected, otherwise in
+// the background until it succeeds or the session is gone.
+func (s *Session) abandon(node string, sid int64) {
+	if state, now, _ := s.snapshot(); state == StateConnected && now == sid {
+		if err := ignoreNoNode(s.conn.Delete(node, -1)); err == nil || !isConnErr(err) {
+			return
+		}
+	}
+	s.cleaner.deleteNode(node, sid)
+}
