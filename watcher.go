@@ -230,4 +230,3 @@ func (q *queue) jumped(e *entry, jump bool) bool {
 	state, sid, _ := q.s.snapshot()
 	return state != StateExpired && state != StateClosed && sid == e.sid
 }
-
