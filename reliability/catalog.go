@@ -41,7 +41,7 @@ func Scenarios(mode Mode) []*Scenario {
 	}
 	var out []*Scenario
 
-	s1 := base("S1", "mutex contention, no faults", 1, d(5*s, 20*s, 60*s))
+	s1 := base("S1", "mutex contention, no faults", 1, d(4*s, 20*s, 60*s))
 	out = append(out, s1)
 
 	s2 := base("S2", "leader SIGKILL every 8s, back after 3s", 3, d(0, 30*s, 120*s))
@@ -59,15 +59,15 @@ func Scenarios(mode Mode) []*Scenario {
 	s4.Nemesis = AllDown(d(0, 10*s, 15*s), 2*s)
 	out = append(out, s4)
 
-	s5 := base("S5", "holder process SIGSTOP > T, fenced", 1, d(10*s, 30*s, 180*s))
+	s5 := base("S5", "holder process SIGSTOP > T, fenced", 1, d(7*s, 30*s, 180*s))
 	s5.HoldMin, s5.HoldMax = 5*time.Millisecond, 30*time.Millisecond
-	s5.Nemesis = PauseHolder(d(4*s, 7*s, 7*s), T+T/2)
+	s5.Nemesis = PauseHolder(d(3*s, 7*s, 7*s), T+T/2)
 	out = append(out, s5)
 
-	s6 := base("S6", "holder blackhole > T (running client)", 1, d(10*s, 40*s, 180*s))
+	s6 := base("S6", "holder blackhole > T (running client)", 1, d(8*s, 40*s, 180*s))
 	s6.Proxies = true
 	s6.LongEvery, s6.LongHold = 100, 3*T
-	s6.Nemesis = BlackholeHolder(d(4*s, 7*s, 7*s), T+T/2)
+	s6.Nemesis = BlackholeHolder(d(3*s, 7*s, 7*s), T+T/2)
 	out = append(out, s6)
 
 	s7 := base("S7", "server-side session expiry + leader kills", 3, d(0, 30*s, 300*s))
@@ -96,9 +96,9 @@ func Scenarios(mode Mode) []*Scenario {
 	out = append(out, s8)
 
 	out = append(out, &Scenario{Name: "S9", Title: "predecessor vanishes (waiter's pred expires)", Servers: 1, Locks: 1,
-		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: PredecessorVanishes(n(8, 25, 200))})
+		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: PredecessorVanishes(n(5, 25, 200))})
 	out = append(out, &Scenario{Name: "S10", Title: "stale own node: holder expired, locks again", Servers: 1, Locks: 1,
-		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: StaleOwnNode(n(5, 20, 200))})
+		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: StaleOwnNode(n(4, 20, 200))})
 	out = append(out, &Scenario{Name: "S14", Title: "container parent reaped and re-created", Servers: 1, Locks: 1,
 		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: ParentLifecycle(n(3, 20, 100))})
 	out = append(out, &Scenario{Name: "S16", Title: "reentrancy and API contracts", Servers: 1, Locks: 1,

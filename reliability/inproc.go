@@ -276,14 +276,16 @@ func StaleOwnNode(iters int) func(context.Context, *Env) {
 			}
 			a.release(op, h)
 			op++
-			h2, err := a.lock(ctx, op) // at once: queues behind B, or takes the lock
+			ares := make(chan lockResult, 1)
+			aop := op
+			go func() { h, err := a.lock(ctx, aop); ares <- lockResult{h, err} }() // at once: queues behind B
 			r := <-bres
 			b.done(bop, r.h, r.err)
 			if r.err == nil {
 				b.release(bop, r.h)
 			}
-			if err == nil {
-				a.release(op, h2)
+			if x := <-ares; x.err == nil {
+				a.release(aop, x.h)
 			}
 		}
 	}

@@ -182,6 +182,7 @@ func (w *clientOp) run(ctx context.Context, m locker) {
 	select { // a correct client stops working for the lock once it is lost
 	case <-time.After(hold):
 	case <-h.Done():
+	case <-ctx.Done(): // the run is over
 	}
 	if !w.base.Read {
 		w.write(h.Token()) // a holder paused mid-hold writes again on waking
