@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,8 +42,10 @@ func TestIntegration_Reliability(t *testing.T) {
 	if only := os.Getenv("RELIABILITY_ONLY"); only != "" {
 		var keep []*Scenario
 		for _, sc := range scs {
-			if sc.Name == only || sc.Negative == only {
-				keep = append(keep, sc)
+			for _, o := range strings.Split(only, ",") {
+				if sc.Name == o || sc.Negative == o {
+					keep = append(keep, sc)
+				}
 			}
 		}
 		scs = keep

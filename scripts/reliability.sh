@@ -4,8 +4,8 @@
 #   scripts/reliability.sh soak      make soak: the plan's durations
 #   scripts/reliability.sh negative  make reliability-negative: the broken variants N1-N4
 # RELIABILITY_OUT=dir keeps the table, report.json and the histories there
-# (default: a fresh temporary directory, printed). RELIABILITY_ONLY=S5 runs one
-# scenario (or one control, N3).
+# (default: a fresh temporary directory, printed). RELIABILITY_ONLY=S5,S7 runs only those
+# scenarios (or controls: N3).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
