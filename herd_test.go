@@ -18,15 +18,18 @@ const opPing = 11
 // requestsPerHandoff queues n waiters on one lock, all in one session behind
 // a counting proxy, and returns the ZooKeeper requests (pings aside) that
 // each of k handoffs costs, release included.
-func requestsPerHandoff(t *testing.T, c *zktest.Cluster, n, k int) float64 {
+func requestsPerHandoff(t *testing.T, c *zktest.Cluster, sessions, n, k int) float64 {
 	p := c.Proxy(t)
-	s := connect(t, c, zklock.WithDialer(p.Dialer()))
-	path := "/locks/herd"
+	var ss []*zklock.Session
+	for range sessions {
+		ss = append(ss, connect(t, c, zklock.WithDialer(p.Dialer())))
+	}
+	path := fmt.Sprintf("/locks/herd-%d-%d", sessions, n)
 	ctx, cancel := context.WithCancel(context.Background())
 	acquired := make(chan *zklock.Hold, n+1)
 	errs := make(chan error, n+1)
-	for range n + 1 {
-		m := newMutex(t, s, path)
+	for i := range n + 1 {
+		m := newMutex(t, ss[i%sessions], path)
 		go func() {
 			h, err := m.Lock(ctx)
 			if err != nil {
@@ -35,6 +38,12 @@ func requestsPerHandoff(t *testing.T, c *zktest.Cluster, n, k int) float64 {
 			}
 			acquired <- h
 		}()
+		if sessions > 1 { // queue them in turn, so every handoff crosses sessions
+			require.Eventually(t, func() bool {
+				_, stat, err := ss[0].Conn().Exists(path)
+				return err == nil && int(stat.NumChildren) == i+1
+			}, time.Minute, time.Millisecond)
+		}
 	}
 	defer func() {
 		cancel()
@@ -76,7 +85,7 @@ func requestsPerHandoff(t *testing.T, c *zktest.Cluster, n, k int) float64 {
 		}
 	}
 	perHandoff := float64(total()-before) / float64(k)
-	t.Logf("%d waiters: requests by opcode during %d handoffs: %v", n, k, p.Requests())
+	t.Logf("%d waiters on %d session(s): requests by opcode during %d handoffs: %v", n, sessions, k, p.Requests())
 	require.NoError(t, h.Release())
 	return perHandoff
 }
@@ -86,12 +95,22 @@ func TestIntegration_HandoffCostIsConstant(t *testing.T) {
 		t.Skip("queues 1000 waiters")
 	}
 	c := zktest.Start(t)
-	small := requestsPerHandoff(t, c, 10, 8)
-	large := requestsPerHandoff(t, c, 1000, 8)
-	t.Logf("ZooKeeper requests per handoff: %.2f at 10 waiters, %.2f at 1000", small, large)
-	// A handoff is the holder's delete plus, at most, one listing by the next
-	// holder (none when it was already next in line when it listed).
+
+	// Across sessions a handoff is the holder's delete plus, at most, one
+	// listing by the next holder (none when it was already next in line
+	// when it listed).
+	small := requestsPerHandoff(t, c, 2, 10, 8)
+	large := requestsPerHandoff(t, c, 2, 1000, 8)
+	t.Logf("across 2 sessions: %.2f requests per handoff at 10 waiters, %.2f at 1000", small, large)
 	require.LessOrEqual(t, small, 2.0)
 	require.LessOrEqual(t, large, 2.0, "a handoff must cost the same whatever the queue length")
 	require.InDelta(t, small, large, 0.5)
+
+	// Within one session the holder hands the lock to its successor
+	// directly: the delete is the only request.
+	small = requestsPerHandoff(t, c, 1, 10, 8)
+	large = requestsPerHandoff(t, c, 1, 1000, 8)
+	t.Logf("within one session: %.2f requests per handoff at 10 waiters, %.2f at 1000", small, large)
+	require.Equal(t, 1.0, small)
+	require.Equal(t, 1.0, large)
 }

@@ -46,6 +46,7 @@ type hold struct {
 	onEnd    func() // the recipe's own clean-up at the last release or loss
 
 	revoked chan struct{} // closed when revocation is requested; nil if not revocable
+	handoff bool          // an exclusive queue: releasing hands the lock to a local successor
 
 	mu    sync.Mutex
 	count int
@@ -66,7 +67,7 @@ func (s *Session) newHold(ctx context.Context, q *queue, e *entry, start time.Ti
 	h := &hold{
 		s: s, key: holdKey{s, q.dir, q.mark}, path: q.path,
 		node: e.node(), token: e.stat.Czxid, sid: e.stat.EphemeralOwner,
-		acquired: time.Now(), count: 1,
+		acquired: time.Now(), count: 1, handoff: q.jump,
 	}
 	if q.token != 0 {
 		h.token = q.token
@@ -207,7 +208,11 @@ func (h *Hold) Release() error {
 	held := time.Since(st.acquired)
 	var err error
 	if state, sid, _ := s.snapshot(); state == StateConnected && sid == st.sid {
-		err = ignoreNoNode(s.conn.Delete(st.node, -1))
+		if st.handoff {
+			err = ignoreNoNode(s.releaseHead(st.node))
+		} else {
+			err = ignoreNoNode(s.conn.Delete(st.node, -1))
+		}
 	} else {
 		err = fmt.Errorf("%w: session %v", ErrUnreachable, state) // do not block on a dead connection
 	}

@@ -79,6 +79,7 @@ type Session struct {
 	authErr     error         // why they are not, set before ready closes
 	bg          sync.WaitGroup
 	cleaner     cleaner
+	handoffs    map[string]*handoff // local waiters by the node they wait on
 }
 
 // Connect opens a session to the given servers ("host:port" each) and returns

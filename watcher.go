@@ -180,6 +180,12 @@ func (q *queue) wait(ctx context.Context, e *entry, try bool) error {
 // node the holder by the jump rule, false when the queue must be listed
 // again (the node went, a watch was lost, the session changed).
 func (q *queue) watch(ctx context.Context, e *entry, p string, jump bool) (bool, error) {
+	var local *handoff
+	if q.jump {
+		local = q.s.awaitHandoff(p)
+		defer q.s.dropHandoff(p)
+	}
+	gone := func() bool { return q.jumped(e, jump || q.s.handedOff(ctx, local)) }
 	for {
 		_, _, changed := q.s.snapshot()
 		ch, err := call(ctx, func() (<-chan zk.Event, error) {
@@ -190,7 +196,7 @@ func (q *queue) watch(ctx context.Context, e *entry, p string, jump bool) (bool,
 		case err != nil && ctx.Err() != nil:
 			return false, context.Cause(ctx)
 		case errors.Is(err, zk.ErrNoNode):
-			return q.jumped(e, jump), nil
+			return gone(), nil
 		case err != nil:
 			return false, nil // listing again reports or retries the error
 		}
@@ -200,7 +206,7 @@ func (q *queue) watch(ctx context.Context, e *entry, p string, jump bool) (bool,
 			case ev := <-ch:
 				switch ev.Type {
 				case zk.EventNodeDeleted:
-					return q.jumped(e, jump), nil
+					return gone(), nil
 				case zk.EventNodeDataChanged, zk.EventNodeCreated:
 					break wait // re-arm the watch on the same node
 				default:
@@ -219,6 +225,88 @@ func (q *queue) watch(ctx context.Context, e *entry, p string, jump bool) (bool,
 			}
 		}
 	}
+}
+
+// handoff is what a waiter learns from its own process about the node it
+// waits on. ZooKeeper tells a waiter only that its predecessor's node went,
+// not whether the holder released it or a waiter gave up; within a process
+// the engine knows. When a hold of this session releases the node a local
+// waiter watches, the waiter is the new head: it takes the lock without a
+// listing, whatever it listed before.
+type handoff struct {
+	users    int           // waiters watching the node
+	started  bool          // its holder began deleting it
+	released chan struct{} // closed once that delete returned
+	ok       bool          // and succeeded
+}
+
+// awaitHandoff registers a waiter's interest in the node at p.
+func (s *Session) awaitHandoff(p string) *handoff {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.handoffs == nil {
+		s.handoffs = make(map[string]*handoff)
+	}
+	h := s.handoffs[p]
+	if h == nil {
+		h = &handoff{released: make(chan struct{})}
+		s.handoffs[p] = h
+	}
+	h.users++
+	return h
+}
+
+func (s *Session) dropHandoff(p string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.handoffs[p]; h != nil {
+		if h.users--; h.users == 0 {
+			delete(s.handoffs, p)
+		}
+	}
+}
+
+// releaseHead deletes node, the head of an exclusive queue, for its holder
+// and tells a local waiter behind it. The waiter's deletion notification
+// comes before the delete's reply on the shared connection, so it is marked
+// started before the request is sent.
+func (s *Session) releaseHead(node string) error {
+	s.mu.Lock()
+	h := s.handoffs[node]
+	if h != nil {
+		h.started = true
+	}
+	s.mu.Unlock()
+	err := s.conn.Delete(node, -1)
+	if h != nil {
+		s.mu.Lock()
+		h.ok = err == nil
+		s.mu.Unlock()
+		close(h.released)
+	}
+	return err
+}
+
+// handedOff reports, once the node a waiter watched went, whether its holder
+// in this process deleted it successfully.
+func (s *Session) handedOff(ctx context.Context, h *handoff) bool {
+	if h == nil {
+		return false
+	}
+	s.mu.Lock()
+	started := h.started
+	s.mu.Unlock()
+	if !started {
+		return false
+	}
+	select {
+	case <-h.released:
+	case <-ctx.Done():
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return h.ok
 }
 
 // jumped applies the jump rule once the watched node went, provided our
