@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"time"
 )
 
@@ -198,86 +197,6 @@ func CheckTokens(h *History) []Violation {
 	return out
 }
 
-// CheckLiveness is C4: every Lock call ends (ok or fail); a Lock fails only
-// when the run stops or within Recovery of a fault; and no lock sits free
-// for longer than Idle while someone waits for it, unless a fault (plus
-// Recovery) overlaps that time.
-func CheckLiveness(h *History, cfg CheckConfig) []Violation {
-	var out []Violation
-	rec := int64(cfg.Recovery)
-	type pt struct {
-		t     int64
-		wait  int // +1 invoke, -1 outcome
-		hold  int // +1 start, -1 end
-		order int
-	}
-	pts := map[string][]pt{}
-	for id, inv := range h.Invokes {
-		o, ok := h.Outcome[id]
-		if !ok {
-			out = append(out, Violation{"C4", fmt.Sprintf("%s: Lock on %s never returned", id, inv.Lock)})
-			continue
-		}
-		if o.Kind == KindFail && !stopped(o) && !h.anyFault(inv.T, o.T, rec) {
-			out = append(out, Violation{"C4", fmt.Sprintf("%s: Lock on %s failed outside any fault: %s", id, inv.Lock, o.Err)})
-		}
-		pts[inv.Lock] = append(pts[inv.Lock], pt{t: inv.T, wait: 1}, pt{t: o.T, wait: -1})
-	}
-	for _, a := range h.Acqs {
-		end := a.End
-		if a.Released {
-			end = a.RelT // the lock stays busy until released, even after a loss
-		}
-		pts[a.Lock] = append(pts[a.Lock], pt{t: a.Start, hold: 1})
-		if end != math.MaxInt64 {
-			pts[a.Lock] = append(pts[a.Lock], pt{t: end, hold: -1})
-		}
-	}
-	for lock, ps := range pts {
-		sort.SliceStable(ps, func(i, j int) bool { return ps[i].t < ps[j].t })
-		waiting, holding := 0, 0
-		idleSince := int64(-1)
-		for _, p := range ps {
-			waiting += p.wait
-			holding += p.hold
-			idle := waiting > 0 && holding <= 0
-			switch {
-			case idle && idleSince < 0:
-				idleSince = p.t
-			case !idle && idleSince >= 0:
-				if d := p.t - idleSince; d > int64(cfg.Idle) && !h.anyFault(idleSince, p.t, rec) {
-					out = append(out, Violation{"C4", fmt.Sprintf("%s: free for %s while contenders waited, no fault", lock, ms(d))})
-				}
-				idleSince = -1
-			}
-		}
-	}
-	return out
-}
-
-// CheckCleanState is C5: after every client closed, no node is left under
-// the lock paths and no server holds a watch.
-func CheckCleanState(f *FinalState) []Violation {
-	if f == nil {
-		return nil
-	}
-	var out []Violation
-	for p, cs := range f.Children {
-		if len(cs) > 0 {
-			out = append(out, Violation{"C5", fmt.Sprintf("%s: %d nodes left: %s", p, len(cs), strings.Join(cs, ","))})
-		}
-	}
-	for s, n := range f.Watches {
-		if n > 0 {
-			out = append(out, Violation{"C5", fmt.Sprintf("server %s: %d watches left", s, n)})
-		}
-	}
-	for _, e := range f.Errors {
-		out = append(out, Violation{"C5", e})
-	}
-	return out
-}
-
 // CheckLossTiming is C6: a holder whose process kept running while the
 // network dropped its traffic (blackhole) and that had not released when the
 // blackhole began must get its loss signal before the next holder of the
@@ -308,42 +227,3 @@ func CheckLossTiming(h *History) []Violation {
 	return out
 }
 
-// CheckContracts is C7: every Lock call has exactly one outcome; a hold has
-// a positive token, a session and a node under its lock path; release and
-// loss refer to a hold and release happens at most once; and every explicit
-// contract check of the run (KindContract) passed.
-func CheckContracts(h *History) []Violation {
-	var out []Violation
-	outcomes := map[string]int{}
-	releases := map[string]int{}
-	for _, e := range h.Events {
-		switch e.Kind {
-		case KindOK, KindFail:
-			outcomes[e.HoldID()]++
-			if outcomes[e.HoldID()] == 2 {
-				out = append(out, Violation{"C7", fmt.Sprintf("%s: Lock returned twice", e.HoldID())})
-			}
-			if _, ok := h.Invokes[e.HoldID()]; !ok {
-				out = append(out, Violation{"C7", fmt.Sprintf("%s: outcome without a Lock call", e.HoldID())})
-			}
-			if e.Kind == KindOK && (e.Token <= 0 || e.Session == 0 || !strings.HasPrefix(e.Node, e.Lock+"/")) {
-				out = append(out, Violation{"C7", fmt.Sprintf("%s: bad hold: token %d session %#x node %q", e.HoldID(), e.Token, e.Session, e.Node)})
-			}
-		case KindRelease, KindLoss:
-			if h.ByID[e.HoldID()] == nil {
-				out = append(out, Violation{"C7", fmt.Sprintf("%s: %s without a hold", e.HoldID(), e.Kind)})
-			}
-			if e.Kind == KindRelease {
-				releases[e.HoldID()]++
-				if releases[e.HoldID()] == 2 {
-					out = append(out, Violation{"C7", fmt.Sprintf("%s: released twice", e.HoldID())})
-				}
-			}
-		case KindContract:
-			if !e.OK {
-				out = append(out, Violation{"C7", fmt.Sprintf("contract %s: %s", e.Name, e.Err)})
-			}
-		}
-	}
-	return out
-}
