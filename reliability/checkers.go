@@ -226,4 +226,3 @@ func CheckLossTiming(h *History) []Violation {
 	}
 	return out
 }
-
