@@ -51,6 +51,7 @@ type Result struct {
 	Seconds      float64        `json:"seconds"`
 	Acquisitions int            `json:"acquisitions"`
 	Faults       int            `json:"faults"`
+	Losses       int            `json:"losses"` // loss signals delivered to holders
 	Violations   map[string]int `json:"violations"`
 	Total        int            `json:"violations_total"`
 	P99AcquireMs float64        `json:"p99_acquire_ms"`
@@ -149,6 +150,11 @@ func Run(t testing.TB, sc *Scenario) Result {
 	res.Total = len(vs)
 	res.Acquisitions = h.Acquisitions()
 	res.Faults = e.Faults()
+	for _, ev := range h.Events {
+		if ev.Kind == KindLoss {
+			res.Losses++
+		}
+	}
 	res.P99AcquireMs = float64(Percentile(h.Latencies(), 99)) / 1e6
 	rec := h.Recoveries()
 	if len(rec) > 0 {
@@ -232,7 +238,7 @@ func (e *Env) startProcs(t testing.TB, bins Binaries) []string {
 // FormatTable renders results as a fixed-width table.
 func FormatTable(rs []Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-4s %-44s %6s %6s %5s  %-27s %9s %9s %5s\n", "scen", "title", "acqs", "faults", "viol", "C1 C2 C3 C4 C5 C6 C7", "p99acqms", "maxrecms", "secs")
+	fmt.Fprintf(&b, "%-4s %-44s %6s %6s %6s %5s  %-27s %9s %9s %5s\n", "scen", "title", "acqs", "faults", "losses", "viol", "C1 C2 C3 C4 C5 C6 C7", "p99acqms", "maxrecms", "secs")
 	for _, r := range rs {
 		var vs []string
 		for _, c := range Checkers {
@@ -245,7 +251,7 @@ func FormatTable(rs []Result) string {
 		if len(title) > 44 {
 			title = title[:44]
 		}
-		fmt.Fprintf(&b, "%-4s %-44s %6d %6d %5d  %-27s %9.1f %9.1f %5.0f\n", r.Name, title, r.Acquisitions, r.Faults, r.Total,
+		fmt.Fprintf(&b, "%-4s %-44s %6d %6d %6d %5d  %-27s %9.1f %9.1f %5.0f\n", r.Name, title, r.Acquisitions, r.Faults, r.Losses, r.Total,
 			strings.Join(vs, " "), r.P99AcquireMs, r.MaxRecovery, r.Seconds)
 	}
 	return b.String()
