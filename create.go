@@ -46,6 +46,7 @@ func (q *queue) create(ctx context.Context) (*entry, error) {
 		if q.fixed != "" {
 			name, flags = name+q.fixed, zk.FlagEphemeral
 		}
+		q.s.creates.expect(name) // the reply's zxid is the node's czxid
 		p, err := call(ctx, func() (string, error) { return conn.Create(name, q.cfg.data, flags, q.cfg.acl) },
 			func(p string, err error) { // the outcome, known after we gave up
 				switch {
@@ -55,6 +56,8 @@ func (q *queue) create(ctx context.Context) (*entry, error) {
 					q.s.cleaner.findAndDelete(q.dir, prefix, sid)
 				}
 			})
+		czxid, known := q.s.creates.zxid(name)
+		q.s.creates.forget(name)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			// The outcome may be unknown (a connection error as ctx ended);
@@ -66,7 +69,11 @@ func (q *queue) create(ctx context.Context) (*entry, error) {
 				q.s.cleaner.deleteNode(p, now) // made by a session we did not see it under
 				continue
 			}
-			return &entry{dir: q.dir, name: path.Base(p), sid: sid}, nil
+			e := &entry{dir: q.dir, name: path.Base(p), sid: sid}
+			if known {
+				e.stat = &zk.Stat{Czxid: czxid, EphemeralOwner: sid}
+			}
+			return e, nil
 		case errors.Is(err, zk.ErrNoNode):
 			if err := q.mkdirs(ctx, q.dir); err != nil && !isConnErr(err) && ctx.Err() == nil {
 				return nil, fmt.Errorf("zklock: create parents of %s: %w", q.dir, err)

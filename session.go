@@ -79,6 +79,7 @@ type Session struct {
 	authErr     error         // why they are not, set before ready closes
 	bg          sync.WaitGroup
 	cleaner     cleaner
+	creates     createTracker       // zxids of our creates' replies (see tapConn)
 	handoffs    map[string]*handoff // local waiters by the node they wait on
 }
 

@@ -45,7 +45,7 @@ type queue struct {
 type entry struct {
 	dir, name string
 	sid       int64    // the session that created it
-	stat      *zk.Stat // read after creation: Czxid is the fencing token
+	stat      *zk.Stat // Czxid (the fencing token) and EphemeralOwner, once known
 }
 
 func (e *entry) node() string { return e.dir + "/" + e.name }
@@ -81,8 +81,14 @@ func (q *queue) acquire(ctx context.Context, try bool) (_ *entry, err error) {
 			q.s.abandon(e.node(), e.sid)
 		}
 	}()
-	// The token is read alongside the first listing, so it adds no round
-	// trip to an uncontended acquire.
+	if e.stat != nil { // the token came with the create's reply
+		if err := q.wait(ctx, e, try); err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+	// Otherwise (a node adopted after a lost reply) the token is read
+	// alongside the first listing, so it adds no round trip.
 	type statResult struct {
 		ok   bool
 		stat *zk.Stat

@@ -1,0 +1,179 @@
+package zklock
+
+import (
+	"encoding/binary"
+	"net"
+	"strings"
+	"sync"
+	"time"
+)
+
+// tapConn is the connection the session gives go-zookeeper. It observes the
+// byte streams without changing them, for three facts go-zookeeper does not
+// expose: when the server was last heard from (for the loss limit), the
+// session timeout and id the server granted (from the ConnectResponse), and
+// the zxid of the reply to each of our creates, which is the created node's
+// czxid: the fencing token, read without the extra request that an Exists
+// would cost (go-zookeeper has no Create2). go-zookeeper writes every request
+// with one Write call, so requests are parsed per Write; replies arrive in
+// pieces and are framed by replyScanner. If anything does not parse, the tap
+// stops looking and the engine falls back to reading the token with Exists.
+type tapConn struct {
+	net.Conn
+	s    *Session
+	scan replyScanner
+}
+
+const opCreate = 1
+
+func (c *tapConn) Write(p []byte) (int, error) {
+	// A create request: length(4) xid(4) type(4) path(len 4 + bytes) ...
+	if len(p) >= 16 && int32(binary.BigEndian.Uint32(p[8:12])) == opCreate {
+		n := int(binary.BigEndian.Uint32(p[12:16]))
+		if n > 0 && 16+n <= len(p) {
+			c.s.creates.sent(int32(binary.BigEndian.Uint32(p[4:8])), string(p[16:16+n]))
+		}
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *tapConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.s.heard.Store(int64(time.Since(c.s.epoch)))
+		c.scan.feed(p[:n], c)
+	}
+	return n, err
+}
+
+// replyScanner frames the server's stream: a 4-byte length, then the
+// frame. It keeps the first 16 bytes of each frame, the ConnectResponse's
+// protocolVersion, timeOut and sessionId for the first, and the reply header
+// (xid, zxid, err) for the others, and skips the rest.
+type replyScanner struct {
+	first  bool
+	broken bool
+	head   [20]byte
+	have   int // bytes of head collected
+	want   int // bytes of head wanted (4 until the frame's length is known)
+	rest   int // bytes of the frame after its head
+	skip   int // bytes still to skip
+}
+
+const maxFrame = 64 << 20
+
+func (r *replyScanner) feed(p []byte, c *tapConn) {
+	for len(p) > 0 && !r.broken {
+		if r.skip > 0 {
+			k := min(r.skip, len(p))
+			r.skip -= k
+			p = p[k:]
+			continue
+		}
+		if r.want == 0 {
+			r.want = 4
+		}
+		k := copy(r.head[r.have:r.want], p)
+		r.have += k
+		p = p[k:]
+		if r.have < r.want {
+			return
+		}
+		if r.want == 4 {
+			n := int(int32(binary.BigEndian.Uint32(r.head[:4])))
+			if n < 0 || n > maxFrame {
+				r.broken = true
+				return
+			}
+			body := min(n, 16)
+			r.want, r.rest = 4+body, n-body
+			if body > 0 {
+				continue
+			}
+		}
+		r.frame(r.head[4:r.want], c)
+		r.skip = r.rest
+		r.have, r.want, r.rest = 0, 0, 0
+	}
+}
+
+func (r *replyScanner) frame(b []byte, c *tapConn) {
+	if len(b) < 16 {
+		return
+	}
+	if r.first { // ConnectResponse: protocolVersion timeOut sessionId passwd
+		r.first = false
+		if ms := int32(binary.BigEndian.Uint32(b[4:8])); ms > 0 {
+			c.s.negotiated.Store(int64(time.Duration(ms) * time.Millisecond))
+		}
+		c.s.dialSid.Store(int64(binary.BigEndian.Uint64(b[8:16])))
+		return
+	}
+	xid := int32(binary.BigEndian.Uint32(b[0:4]))
+	zxid := int64(binary.BigEndian.Uint64(b[4:12]))
+	ok := binary.BigEndian.Uint32(b[12:16]) == 0
+	c.s.creates.replied(xid, zxid, ok)
+}
+
+// createTracker matches our create requests (by path) with the zxids of
+// their replies.
+type createTracker struct {
+	mu    sync.Mutex
+	want  map[string]int   // paths of creates we want the zxid of
+	xids  map[int32]string // requests in flight
+	zxids map[string]int64 // zxids of successful replies
+}
+
+func (t *createTracker) expect(path string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.want == nil {
+		t.want, t.xids, t.zxids = map[string]int{}, map[int32]string{}, map[string]int64{}
+	}
+	t.want[path]++
+}
+
+func (t *createTracker) forget(path string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.want[path]--; t.want[path] > 0 {
+		return
+	}
+	delete(t.want, path)
+	delete(t.zxids, path)
+	for xid, p := range t.xids {
+		if p == path {
+			delete(t.xids, xid)
+		}
+	}
+}
+
+func (t *createTracker) sent(xid int32, path string) {
+	if !strings.Contains(path, "/_c_") {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.want[path] > 0 {
+		t.xids[xid] = path
+	}
+}
+
+func (t *createTracker) replied(xid int32, zxid int64, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p, found := t.xids[xid]; found {
+		delete(t.xids, xid)
+		if ok {
+			t.zxids[p] = zxid
+		}
+	}
+}
+
+// zxid returns the zxid of the last successful reply to a create of path.
+func (t *createTracker) zxid(path string) (int64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	z, ok := t.zxids[path]
+	return z, ok
+}
