@@ -44,7 +44,7 @@ func Scenarios(mode Mode) []*Scenario {
 	s1 := base("S1", "mutex contention, no faults", 1, d(4*s, 20*s, 60*s))
 	out = append(out, s1)
 
-	s2 := base("S2", "leader SIGKILL every 8s, back after 3s", 3, d(0, 30*s, 120*s))
+	s2 := base("S2", "leader SIGKILL periodically, back after 3s", 3, d(0, 30*s, 120*s))
 	s2.Session = T2
 	s2.Nemesis = KillLeader(d(0, 8*s, 10*s), 3*s)
 	out = append(out, s2)
