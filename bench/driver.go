@@ -2,9 +2,7 @@ package bench
 
 import (
 	"bufio"
-	"crypto/sha256"
 	_ "embed" // driver sources
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zklock/zklock/internal/peers"
 )
 
 //go:embed java/CuratorBench.java
@@ -25,69 +25,17 @@ var curatorSource []byte
 var kazooSource []byte
 
 const (
-	jarDir      = "/usr/share/java"
 	python      = "/usr/bin/python3"
 	replyWait   = 3 * time.Minute // the longest command (a 1000-waiter herd) takes seconds
 	startupWait = time.Minute
 )
 
-// The Curator driver's class path: the Debian jars, as internal/peers uses.
-var curatorJars = []string{
-	"curator-recipes.jar", "curator-framework.jar", "curator-client.jar",
-	"zookeeper.jar", "zookeeper-jute.jar", "guava.jar", "slf4j-api.jar", "slf4j-nop.jar",
-}
-
-func classPath() string {
-	parts := make([]string, len(curatorJars))
-	for i, j := range curatorJars {
-		parts[i] = filepath.Join(jarDir, j)
-	}
-	return strings.Join(parts, string(os.PathListSeparator))
-}
-
-func digest(parts ...[]byte) string {
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write(p)
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-// curatorClasses compiles CuratorBench.java once (cached under os.TempDir by
-// content) and returns the class directory.
-var curatorClasses = sync.OnceValues(func() (string, error) {
-	javac, err := exec.LookPath("javac")
-	if err != nil {
-		return "", fmt.Errorf("javac not found (run `make deps`): %w", err)
-	}
-	cp := classPath()
-	dir := filepath.Join(os.TempDir(), "zklock-curator-bench-"+digest(curatorSource, []byte(cp)))
-	if _, err := os.Stat(filepath.Join(dir, "CuratorBench.class")); err == nil {
-		return dir, nil
-	}
-	tmp, err := os.MkdirTemp(os.TempDir(), "zklock-curator-bench-build-")
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = os.RemoveAll(tmp) }()
-	src := filepath.Join(tmp, "CuratorBench.java")
-	if err := os.WriteFile(src, curatorSource, 0o600); err != nil {
-		return "", err
-	}
-	classes := filepath.Join(tmp, "classes")
-	if out, err := exec.Command(javac, "-encoding", "UTF-8", "-Xlint:-path", "-cp", cp, "-d", classes, src).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("javac: %w\n%s", err, out)
-	}
-	if err := os.Rename(classes, dir); err != nil {
-		if _, statErr := os.Stat(filepath.Join(dir, "CuratorBench.class")); statErr != nil {
-			return "", err
-		}
-	}
-	return dir, nil
-})
+// curatorClasses compiles CuratorBench.java once, as internal/peers
+// compiles its peer, and returns the class directory.
+var curatorClasses = sync.OnceValues(func() (string, error) { return peers.CompileJava("CuratorBench", curatorSource) })
 
 var kazooScript = sync.OnceValues(func() (string, error) {
-	p := filepath.Join(os.TempDir(), "zklock-kazoo-bench-"+digest(kazooSource)+".py")
+	p := filepath.Join(os.TempDir(), "zklock-kazoo-bench-"+peers.Digest(kazooSource)+".py")
 	if _, err := os.Stat(p); err == nil {
 		return p, nil
 	}
@@ -126,7 +74,7 @@ func startCurator(connect string) (*process, error) {
 		return nil, fmt.Errorf("java not found (run `make deps`): %w", err)
 	}
 	return startProcess("curator", java, "-Xmx512m", "-Xss512k", "-XX:+UseSerialGC",
-		"-cp", classes+string(os.PathListSeparator)+classPath(),
+		"-cp", classes+string(os.PathListSeparator)+peers.ClassPath(),
 		"CuratorBench", connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
 }
 

@@ -62,9 +62,7 @@ package peers
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	_ "embed" // peer sources
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -152,7 +150,7 @@ func Curator(t testing.TB, connect string, sessionTimeout time.Duration) *Peer {
 		t.Fatalf("peers: java not found: %v\n(install the interop test dependencies with `make deps`)", err)
 	}
 	return start(t, "curator", java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-cp", classes+string(os.PathListSeparator)+classPath(),
+		"-cp", classes+string(os.PathListSeparator)+ClassPath(),
 		"CuratorPeer", connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
 }
 
@@ -403,57 +401,13 @@ func (p *Peer) exitNote() string {
 	}
 }
 
-func classPath() string {
-	parts := make([]string, len(curatorJars))
-	for i, j := range curatorJars {
-		parts[i] = filepath.Join(JarDir, j)
-	}
-	return strings.Join(parts, string(os.PathListSeparator))
-}
-
-var curatorClasses = sync.OnceValues(func() (string, error) {
-	for _, j := range curatorJars {
-		if _, err := os.Stat(filepath.Join(JarDir, j)); err != nil {
-			return "", fmt.Errorf("missing jar: %w", err)
-		}
-	}
-	javac, err := exec.LookPath("javac")
-	if err != nil {
-		return "", fmt.Errorf("javac not found: %w", err)
-	}
-	cp := classPath()
-	dir := filepath.Join(os.TempDir(), "zklock-curator-peer-"+digest(curatorSource, []byte(cp)))
-	if _, err := os.Stat(filepath.Join(dir, "CuratorPeer.class")); err == nil {
-		return dir, nil
-	}
-	tmp, err := os.MkdirTemp(os.TempDir(), "zklock-curator-peer-build-")
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = os.RemoveAll(tmp) }()
-	src := filepath.Join(tmp, "CuratorPeer.java")
-	if err := os.WriteFile(src, curatorSource, 0o600); err != nil {
-		return "", err
-	}
-	classes := filepath.Join(tmp, "classes")
-	out, err := exec.Command(javac, "-encoding", "UTF-8", "-Xlint:-path", "-cp", cp, "-d", classes, src).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("javac: %w\n%s", err, out)
-	}
-	// Another test binary may have won the race; its result is as good.
-	if err := os.Rename(classes, dir); err != nil {
-		if _, statErr := os.Stat(filepath.Join(dir, "CuratorPeer.class")); statErr != nil {
-			return "", err
-		}
-	}
-	return dir, nil
-})
+var curatorClasses = sync.OnceValues(func() (string, error) { return CompileJava("CuratorPeer", curatorSource) })
 
 var kazooScript = sync.OnceValues(func() (string, error) {
 	if out, err := exec.Command(Python, "-c", "import kazoo.recipe.lock").CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%s cannot import kazoo: %w\n%s", Python, err, out)
 	}
-	path := filepath.Join(os.TempDir(), "zklock-kazoo-peer-"+digest(kazooSource)+".py")
+	path := filepath.Join(os.TempDir(), "zklock-kazoo-peer-"+Digest(kazooSource)+".py")
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
@@ -474,15 +428,6 @@ var kazooScript = sync.OnceValues(func() (string, error) {
 	}
 	return path, nil
 })
-
-func digest(parts ...[]byte) string {
-	h := sha256.New()
-	for _, b := range parts {
-		h.Write(b)
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
 
 // tail keeps the last max bytes written to it.
 type tail struct {
