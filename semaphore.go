@@ -242,13 +242,9 @@ func (m *Semaphore) waitCount(ctx context.Context, e *entry, try bool) error {
 			return context.Cause(ctx)
 		}
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
-			if !isConnErr(err) {
-				return fmt.Errorf("zklock: list %s: %w", e.dir, err)
+			if err := m.lease.listFailed(ctx, e.dir, err, &attempt); err != nil {
+				return err
 			}
-			if ctx.Err() != nil {
-				return context.Cause(ctx)
-			}
-			attempt = m.lease.backoff(ctx, attempt)
 			continue
 		}
 		if !slices.Contains(children, e.name) {

@@ -150,13 +150,9 @@ func (q *queue) wait(ctx context.Context, e *entry, try bool) error {
 			return context.Cause(ctx)
 		}
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
-			if !isConnErr(err) {
-				return fmt.Errorf("zklock: list %s: %w", e.dir, err)
+			if err := q.listFailed(ctx, e.dir, err, &attempt); err != nil {
+				return err
 			}
-			if ctx.Err() != nil {
-				return context.Cause(ctx)
-			}
-			attempt = q.backoff(ctx, attempt)
 			continue
 		}
 		cs := sortContenders(children)
@@ -180,6 +176,19 @@ func (q *queue) wait(ctx context.Context, e *entry, try bool) error {
 			return err
 		}
 	}
+}
+
+// listFailed handles a failed listing of dir: on a connection problem it
+// backs off and returns nil (list again); otherwise it returns the error.
+func (q *queue) listFailed(ctx context.Context, dir string, err error, attempt *int) error {
+	if !isConnErr(err) {
+		return fmt.Errorf("zklock: list %s: %w", dir, err)
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	*attempt = q.backoff(ctx, *attempt)
+	return nil
 }
 
 // watch waits for the node at p to go. It returns true when that makes our
