@@ -68,7 +68,7 @@ var settings = []setting{
 	{"auth", "ZKLOCK_AUTH", "", "SCHEME:CRED", "ZooKeeper auth, e.g. digest:user:password", applyAuth},
 	{"on-unreachable", "ZKLOCK_ON_UNREACHABLE", onUnreachableFail, "fail|run",
 		"no server answers within --timeout (10s if 0): fail exits 1;\n" +
-			"run runs CMD unlocked (not yet implemented: fails as fail does)", applyOnUnreachable},
+			"run runs CMD anyway, unlocked, with ZKLOCK_UNLOCKED=1 and no token (efficiency locks only)", applyOnUnreachable},
 }
 
 // rawValue is a flag.Value that keeps the text and whether it was given.
