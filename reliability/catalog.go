@@ -80,6 +80,27 @@ func Scenarios(mode Mode) []*Scenario {
 	s11.Nemesis = KillLeader(d(0, 8*s, 10*s), 3*s)
 	out = append(out, s11)
 
+	s12 := base("S12", "multi-lock, 2-3 of 5 locks, leader SIGKILL", 3, d(0, 50*s, 120*s))
+	s12.Recipe, s12.Session, s12.Locks, s12.Clients = "multi", T2, 5, 4
+	s12.Nemesis = KillLeader(d(0, 8*s, 10*s), 3*s)
+	// A member later in the canonical order is logged as waited for from
+	// the start of the multi-lock's acquisition, but queued only once the
+	// earlier members are held: it may sit free meanwhile, so the idle bound
+	// is the recovery bound here (every Lock must still end within it).
+	c12 := CheckConfigFor(s12)
+	c12.Idle = c12.Recovery
+	s12.Check = &c12
+	out = append(out, s12)
+
+	s13 := base("S13", "leader job runner: leader SIGSTOP > T / expiry", 3, d(0, 60*s, 300*s))
+	s13.Recipe, s13.Workers, s13.Clients, s13.Locks, s13.Proxies = "leader", 8, 1, 1, true
+	// Half the terms run jobs until the term is lost (or 3T pass), so that
+	// the faults find a leader mid-term; the others hand over quickly.
+	s13.HoldMin, s13.HoldMax = 20*time.Millisecond, 200*time.Millisecond
+	s13.LongEvery, s13.LongHold = 2, 3*T
+	s13.Nemesis = DisruptLeader(d(0, 10*s, 10*s), T+T/2)
+	out = append(out, s13)
+
 	sm1 := base("S1m", "semaphore mutex contention, no faults", 1, d(0, 15*s, 60*s))
 	sm1.Recipe = "semmutex"
 	out = append(out, sm1)

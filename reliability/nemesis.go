@@ -143,3 +143,26 @@ func (e *Env) holderProc() *Proc {
 	}
 	return e.Workers[rand.IntN(len(e.Workers))]
 }
+
+// DisruptLeader hits the current leader (the holder of the election) every
+// period, alternately: SIGSTOP of its process for pause (longer than the
+// session timeout), then server-side expiry of its session (workers must
+// connect through proxies so that their credentials are recorded).
+func DisruptLeader(period, pause time.Duration) func(context.Context, *Env) {
+	return func(ctx context.Context, e *Env) {
+		n := 0
+		Every(ctx, period, func() {
+			n++
+			if n%2 == 1 {
+				w := e.holderProc()
+				e.Fault(FaultPauseClient, w.Name, pause, func() error { return w.Signal(syscall.SIGSTOP) }, func() error { return w.Signal(syscall.SIGCONT) })
+				return
+			}
+			_, _, sid, ok := e.Holder()
+			if !ok {
+				return
+			}
+			e.Fault(FaultExpire, fmt.Sprintf("%#x", sid), 200*time.Millisecond, func() error { return e.C.Expire(sid) }, nil)
+		})
+	}
+}

@@ -22,7 +22,7 @@ type WorkerConfig struct {
 	Locks          int           // number of locks contended for
 	ZKRegister     string        // ZooKeeper register nodes are ZKRegister/lock-<i> ("" = none)
 	Register       string        // address of the fenced register ("" = none)
-	Recipe         string        // "mutex", "semmutex" or "rw"
+	Recipe         string        // "mutex", "semmutex", "rw", "multi" (S12) or "leader" (S13)
 	Writers        float64       // rw: the share of write acquisitions
 	SessionTimeout time.Duration // asked of the server
 	HoldMin        time.Duration
@@ -43,9 +43,9 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, log *Log) error {
 		return fmt.Errorf("worker: negative control %s needs -tags zklock_negative", cfg.Negative)
 	}
 	switch cfg.Recipe {
-	case "mutex", "semmutex", "rw":
+	case "mutex", "semmutex", "rw", "multi", "leader":
 	default:
-		return fmt.Errorf("worker: unknown recipe %q (mutex, semmutex, rw)", cfg.Recipe)
+		return fmt.Errorf("worker: unknown recipe %q (mutex, semmutex, rw, multi, leader)", cfg.Recipe)
 	}
 	var wg sync.WaitGroup
 	errc := make(chan error, cfg.Clients)
@@ -69,6 +69,11 @@ func runClient(ctx context.Context, cfg WorkerConfig, client int, log *Log) erro
 		// connection-state policy, unsafe without fencing).
 		opts = append(opts, zklock.WithLossLimit(-1))
 	}
+	if cfg.Recipe == "leader" {
+		// The leader docs: a term ends at the first disconnection, so a
+		// forced expiry cannot leave two leaders believing they lead.
+		opts = append(opts, zklock.WithLossLimit(0))
+	}
 	sess, err := zklock.Connect(cfg.Servers, opts...)
 	if err != nil {
 		return err
@@ -86,7 +91,7 @@ func runClient(ctx context.Context, cfg WorkerConfig, client int, log *Log) erro
 	for i := range excl {
 		p, data := LockPath(cfg.Root, i), zklock.WithData([]byte(cfg.Name))
 		switch cfg.Recipe {
-		case "mutex":
+		case "mutex", "multi":
 			excl[i], err = zklock.NewMutex(sess, p, data)
 		case "semmutex":
 			excl[i], err = zklock.NewSemaphoreMutex(sess, p, data)
@@ -95,12 +100,21 @@ func runClient(ctx context.Context, cfg WorkerConfig, client int, log *Log) erro
 			if rw, err = zklock.NewRWLock(sess, p, data); err == nil {
 				excl[i], shared[i] = rw.WriteLock(), rw.ReadLock()
 			}
+		case "leader":
+			var le *zklock.LeaderElection
+			if le, err = zklock.NewLeaderElection(sess, p, cfg.Name); err == nil {
+				excl[i] = campaigner{le}
+			}
 		}
 		if err != nil {
 			return err
 		}
 	}
 	for op := int64(1); ctx.Err() == nil; op++ {
+		if cfg.Recipe == "multi" {
+			runMulti(ctx, cfg, log, sess, reg, client, op, excl)
+			continue
+		}
 		i := rand.IntN(cfg.Locks)
 		base := Event{Worker: cfg.Name, Client: client, Op: op, Lock: LockPath(cfg.Root, i)}
 		l := excl[i]

@@ -30,7 +30,7 @@ func main() {
 	flag.IntVar(&cfg.Locks, "locks", 1, "number of locks")
 	flag.StringVar(&cfg.ZKRegister, "zkreg", "", "ZooKeeper register parent (empty: none)")
 	flag.StringVar(&cfg.Register, "register", "", "fenced register address (empty: none)")
-	flag.StringVar(&cfg.Recipe, "recipe", "mutex", "lock recipe: mutex, semmutex (non-reentrant semaphore mutex) or rw (read-write lock)")
+	flag.StringVar(&cfg.Recipe, "recipe", "mutex", "lock recipe: mutex, semmutex (non-reentrant semaphore mutex), rw (read-write lock), multi (multi-lock over 2-3 mutexes) or leader (leader election)")
 	flag.Float64Var(&cfg.Writers, "writers", 0.1, "rw: share of write acquisitions")
 	flag.DurationVar(&cfg.SessionTimeout, "session", 4*time.Second, "session timeout")
 	flag.DurationVar(&cfg.HoldMin, "hold-min", 5*time.Millisecond, "minimum hold")
