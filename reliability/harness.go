@@ -208,7 +208,8 @@ func Every(ctx context.Context, period time.Duration, f func()) {
 	}
 }
 
-var seqRe = regexp.MustCompile(`(-?\d{10})$`)
+// seqRe finds a node name's trailing ten-digit sequence.
+var seqRe = regexp.MustCompile(`\d{10}$`)
 
 // Holder returns the worker holding a random lock right now (the data of the
 // lowest node), its node and its session, or ok=false.
@@ -230,9 +231,18 @@ func (e *Env) Holder() (worker, node string, sid int64, ok bool) {
 	return string(data), node, st.EphemeralOwner, true
 }
 
+// seqOf returns a node name's sequence: "x-lock-0000000004" and
+// "x-__READ__0000000004" are 4, "x-lock--2147483648" (a wrapped counter) is
+// negative. The dash that separates "lock" from the digits is not a sign.
 func seqOf(name string) int64 {
-	m := seqRe.FindString(name)
-	n, _ := strconv.ParseInt(m, 10, 64)
+	m := seqRe.FindStringIndex(name)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(name[m[0]:], 10, 64)
+	if strings.HasSuffix(name[:m[0]], "--") {
+		n = -n
+	}
 	return n
 }
 
