@@ -7,8 +7,10 @@
 //   - Workers (cmd/worker, RunWorker): OS processes built from this module by
 //     the suite (Build). Each runs -clients goroutines with their own
 //     Session, contending for -locks locks with the -recipe (mutex,
-//     semmutex, rw). Every step is a JSONL event (invoke, ok, fail, loss,
-//     release, write, zkwrite, stat) with the holder's session id, node and
+//     semmutex, rw; multi: a MultiLock over 2-3 of the mutexes, each
+//     member logged as its own acquisition; leader: a LeaderElection
+//     campaign, a term being a hold). Every step is a JSONL event
+//     (invoke, ok, fail, loss, release, write, zkwrite, stat) with the holder's session id, node and
 //     token, stamped with CLOCK_MONOTONIC (Mono), which is one clock for the
 //     whole machine, so intervals from different processes compare exactly.
 //   - The fenced register (cmd/register, Register): its own process; accepts
