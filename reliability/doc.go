@@ -10,8 +10,8 @@
 //     semmutex, rw; multi: a MultiLock over 2-3 of the mutexes, each
 //     member logged as its own acquisition; leader: a LeaderElection
 //     campaign, a term being a hold). Every step is a JSONL event
-//     (invoke, ok, fail, loss, release, write, zkwrite, stat) with the holder's session id, node and
-//     token, stamped with CLOCK_MONOTONIC (Mono), which is one clock for the
+//     (invoke, ok, fail, loss, release, write, zkwrite, stat) with the
+//     holder's session id, node and token, stamped with CLOCK_MONOTONIC (Mono), which is one clock for the
 //     whole machine, so intervals from different processes compare exactly.
 //   - The fenced register (cmd/register, Register): its own process; accepts
 //     a write iff its token is at least the highest accepted, checking,
