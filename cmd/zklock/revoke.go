@@ -16,6 +16,34 @@ import (
 // holder may just have released). Everything is bounded by --timeout (10s if
 // 0); failures exit 1.
 func runRevoke(a *app, inv *invocation) int {
+	connected, err := a.oneShot(inv, func(ctx context.Context, s *zklock.Session) error {
+		ok, _, err := s.Conn().Exists(inv.path)
+		switch {
+		case err != nil:
+			return fmt.Errorf("read %s: %w", inv.path, err)
+		case !ok:
+			a.errorf("%s does not exist: nothing to revoke", inv.path)
+			return nil
+		}
+		return zklock.Revoke(ctx, s, inv.path)
+	})
+	if err != nil {
+		a.errorf("revoke %s: %v", inv.path, err)
+		if !connected {
+			return exitError
+		}
+		return exitCode(err)
+	}
+	a.log.Info("zklock: revocation requested", "node", inv.path)
+	return exitOK
+}
+
+// oneShot runs a verb's single ZooKeeper operation: it connects, then runs
+// op, both bounded by --timeout (10s if 0) and by an interrupting signal. A
+// request queued on a dead connection does not see ctx, so at the deadline
+// the session is closed under op. connected tells whether the connect
+// succeeded.
+func (a *app) oneShot(inv *invocation, op func(context.Context, *zklock.Session) error) (connected bool, err error) {
 	ctx, stop := a.interruptible(context.Background())
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, inv.cfg.connectBound())
@@ -23,39 +51,22 @@ func runRevoke(a *app, inv *invocation) int {
 
 	s, err := a.connect(ctx, &inv.cfg)
 	if err != nil {
-		a.errorf("revoke %s: %v", inv.path, err)
-		return exitError
+		return false, err
 	}
 	defer s.Close()
 	errc := make(chan error, 1)
-	go func() {
-		ok, _, err := s.Conn().Exists(inv.path)
-		switch {
-		case err != nil:
-			errc <- fmt.Errorf("read %s: %w", inv.path, err)
-		case !ok:
-			a.errorf("%s does not exist: nothing to revoke", inv.path)
-			errc <- nil
-		default:
-			errc <- zklock.Revoke(ctx, s, inv.path)
-		}
-	}()
+	go func() { errc <- op(ctx, s) }()
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
-		s.Close() // a request queued on a dead connection does not see ctx
+		s.Close()
 		<-errc
 		err = context.Cause(ctx)
 	}
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("no answer from ZooKeeper within %v", inv.cfg.connectBound())
-		}
-		a.errorf("revoke %s: %v", inv.path, err)
-		return exitCode(err)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer from ZooKeeper within %v", inv.cfg.connectBound())
 	}
-	a.log.Info("zklock: revocation requested", "node", inv.path)
-	return exitOK
+	return true, err
 }
 
 // lockOptions are the library options that a holding verb's flags ask for.

@@ -62,45 +62,20 @@ func dataText(b []byte) string {
 // participants and prints them; a missing path has none. Everything is
 // bounded by --timeout (10s if 0); failures exit 1.
 func runStatus(a *app, inv *invocation) int {
-	ctx, stop := a.interruptible(context.Background())
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, inv.cfg.connectBound())
-	defer cancel()
-
-	s, err := a.connect(ctx, &inv.cfg)
+	var ps []zklock.Participant
+	connected, err := a.oneShot(inv, func(ctx context.Context, s *zklock.Session) error {
+		var err error
+		ps, err = zklock.Participants(ctx, s, inv.path)
+		return err
+	})
 	if err != nil {
 		a.errorf("status %s: %v", inv.path, err)
-		return exitError
-	}
-	defer s.Close()
-	type result struct {
-		ps  []zklock.Participant
-		err error
-	}
-	resc := make(chan result, 1)
-	go func() {
-		ps, err := zklock.Participants(ctx, s, inv.path)
-		resc <- result{ps, err}
-	}()
-	var r result
-	select {
-	case r = <-resc:
-	case <-ctx.Done():
-		s.Close() // a request queued on a dead connection does not see ctx
-		<-resc
-		r.err = context.Cause(ctx)
-	}
-	if r.err != nil {
-		if errors.Is(r.err, context.DeadlineExceeded) {
-			r.err = fmt.Errorf("no answer from ZooKeeper within %v", inv.cfg.connectBound())
-		}
-		a.errorf("status %s: %v", inv.path, r.err)
-		if errors.Is(r.err, zklock.ErrInvalidPath) {
+		if connected && errors.Is(err, zklock.ErrInvalidPath) {
 			return exitUsage
 		}
 		return exitError
 	}
-	st := newStatus(inv.path, r.ps)
+	st := newStatus(inv.path, ps)
 	if inv.opts.json {
 		err = writeStatusJSON(a.stdout, st)
 	} else {
