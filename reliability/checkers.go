@@ -3,7 +3,6 @@ package reliability
 import (
 	"fmt"
 	"math"
-	"sort"
 	"time"
 )
 
@@ -37,14 +36,25 @@ type CheckConfig struct {
 	// Idle: the longest time a lock may sit free while someone waits for it
 	// outside fault windows (C4).
 	Idle time.Duration
+	// Porcupine bounds the linearizability search per register (C2);
+	// zero means 60 s.
+	Porcupine time.Duration
 }
 
 // FinalState is what the suite observed once every client had closed (C5).
 type FinalState struct {
 	Children map[string][]string `json:"children,omitempty"` // lock path -> children left
 	Watches  map[string]int      `json:"watches,omitempty"`  // server -> total watches (wchs)
-	Errors   []string            `json:"errors,omitempty"`
+	// Ephemerals: server -> ephemeral nodes under the scenario's root (dump).
+	Ephemerals map[string][]string `json:"ephemerals,omitempty"`
+	// Registers: lock path -> the final read of its ZooKeeper register.
+	Registers map[string]RegisterRead `json:"registers,omitempty"`
+	Errors    []string                `json:"errors,omitempty"`
 }
+
+// ContractNoLeak names the worker's goroutine-leak check in a contract event
+// (judged by C5).
+const ContractNoLeak = "no-goroutine-leak"
 
 // Checkers lists C1..C7 in order.
 var Checkers = []string{"C1", "C2", "C3", "C4", "C5", "C6", "C7"}
@@ -54,6 +64,8 @@ func CheckAll(h *History, final *FinalState, cfg CheckConfig) []Violation {
 	var v []Violation
 	v = append(v, CheckExclusion(h, cfg)...)
 	v = append(v, CheckFencing(h)...)
+	v = append(v, CheckSetFull(h)...)
+	v = append(v, CheckZKRegister(h, final, cfg.Porcupine)...)
 	v = append(v, CheckTokens(h)...)
 	v = append(v, CheckLiveness(h, cfg)...)
 	v = append(v, CheckCleanState(final)...)
@@ -106,38 +118,6 @@ func CheckExclusion(h *History, cfg CheckConfig) []Violation {
 			}
 			active = append(active, b)
 		}
-	}
-	return out
-}
-
-// CheckFencing is C2: in the register's acceptance log, and in the order of
-// the ZooKeeper register's accepted writes (mzxid), no accepted write has a
-// token lower than one accepted before it.
-func CheckFencing(h *History) []Violation {
-	var out []Violation
-	maxReg := map[string]int64{}
-	for _, e := range h.Events {
-		if e.Kind != KindReg || !e.OK {
-			continue
-		}
-		if e.Token < maxReg[e.Lock] {
-			out = append(out, Violation{"C2", fmt.Sprintf("register %s accepted token %d from %s after %d", e.Lock, e.Token, e.Worker, maxReg[e.Lock])})
-		}
-		maxReg[e.Lock] = max(maxReg[e.Lock], e.Token)
-	}
-	var zw []Event
-	for _, e := range h.Events {
-		if e.Kind == KindZKWrite && e.OK {
-			zw = append(zw, e)
-		}
-	}
-	sort.SliceStable(zw, func(i, j int) bool { return zw[i].Zxid < zw[j].Zxid })
-	maxZK := map[string]int64{}
-	for _, e := range zw {
-		if e.Token < maxZK[e.Lock] {
-			out = append(out, Violation{"C2", fmt.Sprintf("zk register of %s accepted token %d (%s, zxid %#x) after %d", e.Lock, e.Token, e.HoldID(), e.Zxid, maxZK[e.Lock])})
-		}
-		maxZK[e.Lock] = max(maxZK[e.Lock], e.Token)
 	}
 	return out
 }

@@ -152,6 +152,10 @@ func TestC4RejectsHungWaiterAndIdleLock(t *testing.T) {
 func TestC5RejectsLeftovers(t *testing.T) {
 	only(t, CheckCleanState(&FinalState{Children: map[string][]string{L: {"_c_x-lock-0000000001"}}}), "C5")
 	only(t, CheckCleanState(&FinalState{Watches: map[string]int{"1": 2}}), "C5")
+	only(t, CheckCleanState(&FinalState{Ephemerals: map[string][]string{"0": {L + "/x"}}}), "C5")
+	leak := &hist{}
+	leak.add(1, Event{Kind: KindContract, Worker: "w1", Name: ContractNoLeak, Err: "found unexpected goroutines"})
+	only(t, CheckContracts(Analyze(*leak)), "C5")
 	require.Empty(t, CheckCleanState(&FinalState{Children: map[string][]string{L: {}}, Watches: map[string]int{"1": 0}}))
 }
 

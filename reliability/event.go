@@ -20,36 +20,43 @@ const (
 	KindLoss       = "loss"        // the hold's Done channel closed with ErrLost
 	KindRelease    = "release"     // Release is about to be called
 	KindWrite      = "write"       // a write to the fenced register and its answer
-	KindZKWrite    = "zkwrite"     // a guarded multi on the ZooKeeper register
+	KindZKInvoke   = "zkinvoke"    // a guarded multi on the ZooKeeper register is sent
+	KindZKWrite    = "zkwrite"     // ... and its answer
 	KindStat       = "stat"        // an independent read of the holder's node
 	KindReg        = "reg"         // the register's own acceptance log
 	KindFaultStart = "fault-start" // the nemesis began a fault
 	KindFaultEnd   = "fault-end"   // ... and healed it
 	KindContract   = "contract"    // an API contract check (C7)
 	KindExit       = "exit"        // a worker stopped cleanly
+	KindRegSet     = "reg-set"     // the register's final set of accepted writes, per resource
 )
 
 // Event is one line of a history. T is CLOCK_MONOTONIC (see Mono).
 type Event struct {
-	T       int64  `json:"t"`
-	Kind    string `json:"k"`
-	Worker  string `json:"w,omitempty"`  // worker process label
-	Client  int    `json:"c,omitempty"`  // client (goroutine, own session) in the worker
-	Op      int64  `json:"op,omitempty"` // acquisition number of that client
-	Lock    string `json:"lock,omitempty"`
-	Read    bool   `json:"r,omitempty"` // a shared (read) acquisition
-	Session int64  `json:"sid,omitempty"`
-	Node    string `json:"node,omitempty"`
-	Token   int64  `json:"tok,omitempty"`
-	Czxid   int64  `json:"czxid,omitempty"` // stat: the node's czxid
-	Owner   int64  `json:"owner,omitempty"` // stat: the node's ephemeralOwner
-	Zxid    int64  `json:"zxid,omitempty"`  // zkwrite: mzxid of the accepted write
-	OK      bool   `json:"ok,omitempty"`
-	Max     int64  `json:"max,omitempty"` // reg: the highest token before this write
-	Err     string `json:"err,omitempty"`
-	Fault   string `json:"fault,omitempty"`
-	Target  string `json:"target,omitempty"`
-	Name    string `json:"name,omitempty"` // contract name
+	T       int64    `json:"t"`
+	Kind    string   `json:"k"`
+	Worker  string   `json:"w,omitempty"`  // worker process label
+	Client  int      `json:"c,omitempty"`  // client (goroutine, own session) in the worker
+	Op      int64    `json:"op,omitempty"` // acquisition number of that client
+	Lock    string   `json:"lock,omitempty"`
+	Read    bool     `json:"r,omitempty"` // a shared (read) acquisition
+	Session int64    `json:"sid,omitempty"`
+	Node    string   `json:"node,omitempty"`
+	Token   int64    `json:"tok,omitempty"`
+	Czxid   int64    `json:"czxid,omitempty"` // stat: the node's czxid
+	Owner   int64    `json:"owner,omitempty"` // stat: the node's ephemeralOwner
+	Zxid    int64    `json:"zxid,omitempty"`  // zkwrite: mzxid of the accepted write
+	T0      int64    `json:"t0,omitempty"`    // zkwrite: when the multi was sent (T: when it returned)
+	Ver     int32    `json:"ver,omitempty"`   // zkwrite: the register node's version after the write
+	Amb     bool     `json:"amb,omitempty"`   // zkwrite: outcome unknown (connection lost, session gone)
+	Elem    string   `json:"el,omitempty"`    // write: the element added to the register's set
+	Set     []string `json:"set,omitempty"`   // reg-set: every accepted element
+	OK      bool     `json:"ok,omitempty"`
+	Max     int64    `json:"max,omitempty"` // reg: the highest token before this write
+	Err     string   `json:"err,omitempty"`
+	Fault   string   `json:"fault,omitempty"`
+	Target  string   `json:"target,omitempty"`
+	Name    string   `json:"name,omitempty"` // contract name
 }
 
 // HoldID names one acquisition: worker, client, op.

@@ -259,8 +259,15 @@ func (e *Env) Worker(name string) *Proc {
 // finalState waits for the lock paths to empty and the servers' watches to
 // drop to zero, then reports what is left (C5).
 func (e *Env) finalState() *FinalState {
-	f := &FinalState{Children: map[string][]string{}, Watches: map[string]int{}}
+	f := &FinalState{Children: map[string][]string{}, Watches: map[string]int{}, Ephemerals: map[string][]string{}, Registers: map[string]RegisterRead{}}
 	deadline := time.Now().Add(e.Sc.Session + 5*time.Second)
+	for i := range e.Sc.Locks {
+		if r, err := e.readRegister(i); err != nil {
+			f.Errors = append(f.Errors, err.Error())
+		} else {
+			f.Registers[LockPath(e.Root, i)] = r
+		}
+	}
 	for i := range e.Sc.Locks {
 		p := LockPath(e.Root, i)
 		for {
@@ -283,6 +290,23 @@ func (e *Env) finalState() *FinalState {
 	}
 	for i := range e.C.Size() {
 		for {
+			out, err := e.C.FourLetter(i, "dump")
+			var left []string
+			if err == nil {
+				left = ephemeralsUnder(out, e.Root+"/")
+			}
+			if err == nil && len(left) == 0 || time.Now().After(deadline) {
+				if err != nil {
+					f.Errors = append(f.Errors, fmt.Sprintf("dump on server %d: %v", i, err))
+				}
+				if len(left) > 0 {
+					f.Ephemerals[strconv.Itoa(i)] = left
+				}
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		for {
 			out, err := e.C.FourLetter(i, "wchs")
 			n := -1
 			if err == nil {
@@ -299,6 +323,40 @@ func (e *Env) finalState() *FinalState {
 		}
 	}
 	return f
+}
+
+// readRegister reads lock i's ZooKeeper register after a sync, so that the
+// read is not served from behind the last write.
+func (e *Env) readRegister(i int) (RegisterRead, error) {
+	p := fmt.Sprintf("%s-reg/lock-%d", e.Root, i)
+	r := RegisterRead{T0: Mono()}
+	if _, err := e.Conn.Sync(p); err != nil {
+		return r, fmt.Errorf("sync %s: %w", p, err)
+	}
+	data, st, err := e.Conn.Get(p)
+	if err != nil {
+		return r, fmt.Errorf("read %s: %w", p, err)
+	}
+	r.T, r.Ver, r.Data = Mono(), st.Version, string(data)
+	return r, nil
+}
+
+// ephemeralsUnder returns the ephemeral nodes under prefix in a dump answer
+// (its "ephemeral nodes dump" section lists each session's nodes, indented).
+func ephemeralsUnder(dump, prefix string) []string {
+	var out []string
+	in := false
+	for _, line := range strings.Split(dump, "\n") {
+		switch {
+		case strings.HasPrefix(line, "ephemeral nodes dump"):
+			in = true
+		case strings.HasPrefix(line, "Connections dump"):
+			in = false
+		case in && strings.HasPrefix(strings.TrimSpace(line), prefix):
+			out = append(out, strings.TrimSpace(line))
+		}
+	}
+	return out
 }
 
 var totalRe = regexp.MustCompile(`Total watches:\s*(\d+)`)

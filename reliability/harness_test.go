@@ -1,6 +1,10 @@
 package reliability
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
 
 // TestSeqOf: the nemesis picks the holder as the lowest sequence, so the
 // dash before a lock's digits must not read as a minus sign.
@@ -17,4 +21,9 @@ func TestSeqOf(t *testing.T) {
 			t.Errorf("seqOf(%q) = %d, want %d", name, got, want)
 		}
 	}
+}
+
+func TestEphemeralsUnder(t *testing.T) {
+	dump := "SessionTracker dump:\nGlobal Sessions(1):\n0x1\t10000ms\nephemeral nodes dump:\nSessions with Ephemerals (2):\n0x1:\n\t/r/S1/lock-0/_c_x-lock-0000000001\n\t/other/e\n0x2:\n\t/r/S1/lock-1/n\nConnections dump:\n\tip: /r/S1/not-a-node\n"
+	require.Equal(t, []string{"/r/S1/lock-0/_c_x-lock-0000000001", "/r/S1/lock-1/n"}, ephemeralsUnder(dump, "/r/S1/"))
 }

@@ -65,7 +65,9 @@ func CheckLiveness(h *History, cfg CheckConfig) []Violation {
 }
 
 // CheckCleanState is C5: after every client closed, no node is left under
-// the lock paths and no server holds a watch.
+// the lock paths, no server lists an ephemeral node under the scenario's
+// root (dump) or holds a watch (wchs). (C5's goroutine check is each
+// worker's own goleak contract, judged in CheckContracts.)
 func CheckCleanState(f *FinalState) []Violation {
 	if f == nil {
 		return nil
@@ -74,6 +76,11 @@ func CheckCleanState(f *FinalState) []Violation {
 	for p, cs := range f.Children {
 		if len(cs) > 0 {
 			out = append(out, Violation{"C5", fmt.Sprintf("%s: %d nodes left: %s", p, len(cs), strings.Join(cs, ","))})
+		}
+	}
+	for s, ns := range f.Ephemerals {
+		if len(ns) > 0 {
+			out = append(out, Violation{"C5", fmt.Sprintf("server %s: %d ephemeral nodes left: %s", s, len(ns), strings.Join(ns, ","))})
 		}
 	}
 	for s, n := range f.Watches {
@@ -120,7 +127,11 @@ func CheckContracts(h *History) []Violation {
 			}
 		case KindContract:
 			if !e.OK {
-				out = append(out, Violation{"C7", fmt.Sprintf("contract %s: %s", e.Name, e.Err)})
+				c := "C7"
+				if e.Name == ContractNoLeak {
+					c = "C5" // a worker's goroutines outlived its sessions
+				}
+				out = append(out, Violation{c, fmt.Sprintf("contract %s %s: %s", e.Worker, e.Name, e.Err)})
 			}
 		}
 	}

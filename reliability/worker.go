@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock"
+	"go.uber.org/goleak"
 )
 
 // WorkerConfig configures one worker process (see cmd/worker).
@@ -47,6 +48,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, log *Log) error {
 	default:
 		return fmt.Errorf("worker: unknown recipe %q (mutex, semmutex, rw, multi, leader)", cfg.Recipe)
 	}
+	before := goleak.IgnoreCurrent()
 	var wg sync.WaitGroup
 	errc := make(chan error, cfg.Clients)
 	for c := 1; c <= cfg.Clients; c++ {
@@ -57,6 +59,9 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, log *Log) error {
 		})
 	}
 	wg.Wait()
+	// Every session is closed: nothing of ours may still run (C5).
+	leak := goleak.Find(before)
+	log.Add(Event{Kind: KindContract, Worker: cfg.Name, Name: ContractNoLeak, OK: leak == nil, Err: errString(leak)})
 	log.Add(Event{Kind: KindExit, Worker: cfg.Name})
 	close(errc)
 	return <-errc
@@ -139,6 +144,7 @@ type clientOp struct {
 	reg  *RegisterClient
 	base Event
 	res  string
+	n    int // writes to the register so far
 }
 
 func (w *clientOp) add(kind string, f func(*Event)) {
@@ -212,9 +218,12 @@ func (w *clientOp) write(token int64) {
 	if w.reg == nil {
 		return
 	}
-	ok, err := w.reg.Write(w.res, token, w.base.HoldID(), w.cfg.Negative != "N1")
+	w.n++
+	elem := w.base.HoldID() + "#" + strconv.Itoa(w.n)
+	w.log.Flush() // the hold is on disk before its effect, even if we are SIGKILLed next
+	ok, err := w.reg.Write(w.res, token, elem, w.cfg.Negative != "N1")
 	w.add(KindWrite, func(e *Event) {
-		e.Token, e.OK = token, ok
+		e.Token, e.OK, e.Elem = token, ok, elem
 		if err != nil {
 			e.Err = err.Error()
 		}
@@ -222,30 +231,48 @@ func (w *clientOp) write(token int64) {
 }
 
 // zkWrite writes the token to the ZooKeeper register under the hold's guard
-// (a multi with a check on the holder's node). N1 drops the guard.
+// (a multi with a check on the holder's node). N1 drops the guard. The event
+// carries the call and return times, and the register's new version, for the
+// linearizability check; a failure other than a refused check (the holder's
+// node gone) leaves the outcome unknown.
 func (w *clientOp) zkWrite(h *zklock.Hold) {
 	if w.cfg.ZKRegister == "" {
 		return
 	}
 	p := w.cfg.ZKRegister + "/" + w.res
 	data := []byte(strconv.FormatInt(h.Token(), 10))
-	var zxid int64
+	var st *zk.Stat
+	t0 := Mono()
+	w.add(KindZKInvoke, func(e *Event) { e.T, e.Token = t0, h.Token() })
+	w.log.Flush() // an effect of a SIGKILLed worker is never without its invoke
 	var err error
 	if w.cfg.Negative == "N1" {
-		var st *zk.Stat
-		if st, err = w.sess.Conn().Set(p, data, -1); err == nil {
-			zxid = st.Mzxid
-		}
+		st, err = w.sess.Conn().Set(p, data, -1)
 	} else {
 		var rs []zk.MultiResponse
-		if rs, err = w.sess.Conn().Multi(h.Guard(), &zk.SetDataRequest{Path: p, Data: data, Version: -1}); err == nil && len(rs) == 2 && rs[1].Stat != nil {
-			zxid = rs[1].Stat.Mzxid
+		if rs, err = w.sess.Conn().Multi(h.Guard(), &zk.SetDataRequest{Path: p, Data: data, Version: -1}); err == nil {
+			if len(rs) == 2 && rs[1].Stat != nil {
+				st = rs[1].Stat
+			} else {
+				err = fmt.Errorf("multi answered %d results", len(rs))
+			}
 		}
 	}
 	w.add(KindZKWrite, func(e *Event) {
-		e.Token, e.OK, e.Zxid = h.Token(), err == nil, zxid
+		e.Token, e.OK, e.T0 = h.Token(), err == nil, t0
+		if st != nil {
+			e.Zxid, e.Ver = st.Mzxid, st.Version
+		}
 		if err != nil {
 			e.Err = err.Error()
+			e.Amb = !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion)
 		}
 	})
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -42,7 +42,7 @@ func main() {
 	case <-eof:
 	}
 	l.Close()
-	if err := log.Close(); err != nil {
+	if err := r.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "register:", err)
 		os.Exit(1)
 	}
