@@ -16,7 +16,13 @@ import (
 // After a connection error the outcome is unknown, so before creating again
 // it searches the directory for our prefix and adopts the node if our
 // session owns it; a node left by an older session is deleted.
-func (q *queue) create(ctx context.Context) (*entry, error) {
+func (q *queue) create(ctx context.Context) (*entry, error) { return q.createListed(ctx, false) }
+
+// createListed is create; with list, each create request is followed by a
+// pipelined listing of the directory (see pipeline.go), and the entry of
+// the create that succeeded carries its listing in first. The listings of
+// failed attempts are waited for and dropped before the next attempt.
+func (q *queue) createListed(ctx context.Context, list bool) (*entry, error) {
 	conn := q.s.conn
 	prefix := protectedPrefix()
 	ambiguous := false
@@ -46,7 +52,11 @@ func (q *queue) create(ctx context.Context) (*entry, error) {
 		if q.fixed != "" {
 			name, flags = name+q.fixed, zk.FlagEphemeral
 		}
-		q.s.creates.expect(name) // the reply's zxid is the node's czxid
+		written := q.s.creates.expect(name) // the reply's zxid is the node's czxid
+		var first *pipelined
+		if list {
+			first = q.pipeline(ctx, written)
+		}
 		p, err := call(ctx, func() (string, error) { return conn.Create(name, q.cfg.data, flags, q.cfg.acl) },
 			func(p string, err error) { // the outcome, known after we gave up
 				switch {
@@ -58,6 +68,16 @@ func (q *queue) create(ctx context.Context) (*entry, error) {
 			})
 		czxid, known := q.s.creates.zxid(name)
 		q.s.creates.forget(name)
+		_, now, _ := q.s.snapshot()
+		if err == nil && now == sid {
+			first.settle(true)
+			e := &entry{dir: q.dir, name: path.Base(p), sid: sid, first: first}
+			if known {
+				e.stat = &zk.Stat{Czxid: czxid, EphemeralOwner: sid}
+			}
+			return e, nil
+		}
+		first.discard()
 		switch {
 		case err != nil && ctx.Err() != nil:
 			// The outcome may be unknown (a connection error as ctx ended);
@@ -65,15 +85,8 @@ func (q *queue) create(ctx context.Context) (*entry, error) {
 			q.s.cleaner.findAndDelete(q.dir, prefix, sid)
 			return nil, context.Cause(ctx)
 		case err == nil:
-			if _, now, _ := q.s.snapshot(); now != sid {
-				q.s.cleaner.deleteNode(p, now) // made by a session we did not see it under
-				continue
-			}
-			e := &entry{dir: q.dir, name: path.Base(p), sid: sid}
-			if known {
-				e.stat = &zk.Stat{Czxid: czxid, EphemeralOwner: sid}
-			}
-			return e, nil
+			q.s.cleaner.deleteNode(p, now) // made by a session we did not see it under
+			continue
 		case errors.Is(err, zk.ErrNoNode):
 			if err := q.mkdirs(ctx, q.dir); err != nil && !isConnErr(err) && ctx.Err() == nil {
 				return nil, fmt.Errorf("zklock: create parents of %s: %w", q.dir, err)

@@ -9,15 +9,17 @@ import (
 )
 
 // tapConn is the connection the session gives go-zookeeper. It observes the
-// byte streams without changing them, for three facts go-zookeeper does not
+// byte streams without changing them, for facts go-zookeeper does not
 // expose: when the server was last heard from (for the loss limit), the
 // session timeout and id the server granted (from the ConnectResponse), and
 // the zxid of the reply to each of our creates, which is the created node's
 // czxid: the fencing token, read without the extra request that an Exists
-// would cost (go-zookeeper has no Create2). go-zookeeper writes every request
-// with one Write call, so requests are parsed per Write; replies arrive in
-// pieces and are framed by replyScanner. If anything does not parse, the tap
-// stops looking and the engine falls back to reading the token with Exists.
+// would cost (go-zookeeper has no Create2); and, for the listing pipelined
+// behind a create (pipeline.go), when each create request is written.
+// go-zookeeper writes every request with one Write call, so requests are
+// parsed per Write; replies arrive in pieces and are framed by replyScanner.
+// If anything does not parse, the tap stops looking and the engine falls
+// back to reading the token with Exists and to listing after the create.
 type tapConn struct {
 	net.Conn
 	s    *Session
@@ -116,21 +118,34 @@ func (r *replyScanner) frame(b []byte, c *tapConn) {
 }
 
 // createTracker matches our create requests (by path) with the zxids of
-// their replies.
+// their replies, and tells a creator when its request has been written.
 type createTracker struct {
-	mu    sync.Mutex
-	want  map[string]int   // paths of creates we want the zxid of
-	xids  map[int32]string // requests in flight
-	zxids map[string]int64 // zxids of successful replies
+	mu      sync.Mutex
+	want    map[string]int           // paths of creates we want the zxid of
+	xids    map[int32]string         // requests in flight
+	zxids   map[string]int64         // zxids of successful replies
+	written map[string]chan struct{} // closed when a create of the path is written
 }
 
-func (t *createTracker) expect(path string) {
+// expect registers a create of path. The channel it returns is closed when
+// the tap sees the create request being written to the connection (never,
+// if the request does not parse or is not sent); go-zookeeper writes the
+// requests of its send queue one at a time in queue order, so a request
+// queued after that is written after the create.
+func (t *createTracker) expect(path string) <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.want == nil {
 		t.want, t.xids, t.zxids = map[string]int{}, map[int32]string{}, map[string]int64{}
+		t.written = map[string]chan struct{}{}
 	}
 	t.want[path]++
+	ch := t.written[path]
+	if ch == nil {
+		ch = make(chan struct{})
+		t.written[path] = ch
+	}
+	return ch
 }
 
 func (t *createTracker) forget(path string) {
@@ -141,6 +156,7 @@ func (t *createTracker) forget(path string) {
 	}
 	delete(t.want, path)
 	delete(t.zxids, path)
+	delete(t.written, path)
 	for xid, p := range t.xids {
 		if p == path {
 			delete(t.xids, xid)
@@ -156,6 +172,10 @@ func (t *createTracker) sent(xid int32, path string) {
 	defer t.mu.Unlock()
 	if t.want[path] > 0 {
 		t.xids[xid] = path
+		if ch := t.written[path]; ch != nil {
+			close(ch)
+			delete(t.written, path)
+		}
 	}
 }
 

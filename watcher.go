@@ -33,6 +33,8 @@ type queue struct {
 	// which contender to watch.
 	decide func(cs []contender, ours int) (holds bool, watch int)
 
+	probe *pipeProbe // tests only: what the pipelined listings did
+
 	// jump: when the watched node was the head of the queue and ours came
 	// right after it, its deletion makes ours the head, so the lock is taken
 	// without listing again. Sound only where no node can later appear ahead
@@ -44,8 +46,9 @@ type queue struct {
 // entry is our node in the queue.
 type entry struct {
 	dir, name string
-	sid       int64    // the session that created it
-	stat      *zk.Stat // Czxid (the fencing token) and EphemeralOwner, once known
+	sid       int64      // the session that created it
+	stat      *zk.Stat   // Czxid (the fencing token) and EphemeralOwner, once known
+	first     *pipelined // the listing sent behind its create, if any
 }
 
 func (e *entry) node() string { return e.dir + "/" + e.name }
@@ -72,10 +75,11 @@ func (q *queue) acquire(ctx context.Context, try bool) (_ *entry, err error) {
 			return nil, err
 		}
 	}
-	e, err := q.create(ctx)
+	e, err := q.createListed(ctx, true)
 	if err != nil {
 		return nil, err
 	}
+	defer e.first.take() // wait normally has; never leave its goroutine behind
 	defer func() {
 		if err != nil {
 			q.s.abandon(e.node(), e.sid)
@@ -145,7 +149,7 @@ func (q *queue) wait(ctx context.Context, e *entry, try bool) error {
 		case state == StateExpired || sid != e.sid:
 			return ErrSessionExpired
 		}
-		children, _, err := call2(ctx, func() ([]string, *zk.Stat, error) { return q.s.conn.Children(e.dir) })
+		children, err := q.listing(ctx, e)
 		if err != nil && ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
@@ -176,19 +180,6 @@ func (q *queue) wait(ctx context.Context, e *entry, try bool) error {
 			return err
 		}
 	}
-}
-
-// listFailed handles a failed listing of dir: on a connection problem it
-// backs off and returns nil (list again); otherwise it returns the error.
-func (q *queue) listFailed(ctx context.Context, dir string, err error, attempt *int) error {
-	if !isConnErr(err) {
-		return fmt.Errorf("zklock: list %s: %w", dir, err)
-	}
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
-	}
-	*attempt = q.backoff(ctx, *attempt)
-	return nil
 }
 
 // watch waits for the node at p to go. It returns true when that makes our
