@@ -45,17 +45,19 @@ func Scenarios(mode Mode) []*Scenario {
 	out = append(out, s1)
 
 	s2 := base("S2", "leader SIGKILL periodically, back after 3s", 3, d(0, 30*s, 120*s))
-	s2.Session = T2
+	s2.Session, s2.Survive = T2, true
 	s2.Nemesis = KillLeader(d(0, 8*s, 10*s), 3*s)
 	out = append(out, s2)
 
 	s3 := base("S3", "leader SIGSTOP 3s + follower kill", 3, d(0, 30*s, 120*s))
-	s3.Session = T2
+	// The loss limit (2/3 T) must outlast the 3 s leader pause with room
+	// for the reconnect: T = 6 s here (the plan's 8 s in soak).
+	s3.Session, s3.Survive = max(T2, 6*s), true
 	s3.Nemesis = PauseLeaderKillFollower(d(0, 8*s, 15*s), 3*s, 3*s)
 	out = append(out, s3)
 
 	s4 := base("S4", "all servers down < T, restarted", 3, d(0, 30*s, 120*s))
-	s4.Session = T2
+	s4.Session, s4.Survive = T2, true
 	s4.Nemesis = AllDown(d(0, 10*s, 15*s), 2*s)
 	out = append(out, s4)
 

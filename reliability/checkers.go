@@ -9,6 +9,7 @@ import (
 // Fault names in the nemesis log.
 const (
 	FaultPauseClient     = "pause-client"     // SIGSTOP of a worker process
+	FaultKillClient      = "kill-client"      // SIGKILL of a worker process (a new one replaces it)
 	FaultBlackholeClient = "blackhole-client" // the worker's proxy drops everything
 	FaultKillLeader      = "kill-leader"
 	FaultKillFollower    = "kill-follower"
@@ -17,6 +18,7 @@ const (
 	FaultExpire          = "expire-session"
 	FaultDropCreate      = "drop-create-reply"
 	FaultReapParent      = "reap-parent"
+	FaultWipe            = "wipe-data-dir" // negative test of C3 only
 )
 
 // Violation is one checker finding.
@@ -36,6 +38,10 @@ type CheckConfig struct {
 	// Idle: the longest time a lock may sit free while someone waits for it
 	// outside fault windows (C4).
 	Idle time.Duration
+	// Survive: faults never outlast the loss limit (S2-S4), so a loss
+	// signal or an expired session is a violation (C4), and so is a run in
+	// which no session was ever suspended (the faults missed).
+	Survive bool
 	// Porcupine bounds the linearizability search per register (C2);
 	// zero means 60 s.
 	Porcupine time.Duration
@@ -68,6 +74,7 @@ func CheckAll(h *History, final *FinalState, cfg CheckConfig) []Violation {
 	v = append(v, CheckZKRegister(h, final, cfg.Porcupine)...)
 	v = append(v, CheckTokens(h)...)
 	v = append(v, CheckLiveness(h, cfg)...)
+	v = append(v, CheckSurvival(h, cfg)...)
 	v = append(v, CheckCleanState(final)...)
 	v = append(v, CheckLossTiming(h)...)
 	v = append(v, CheckContracts(h)...)

@@ -140,6 +140,14 @@ func TestC4RejectsHungWaiterAndIdleLock(t *testing.T) {
 	h.fault(FaultKillLeader, "0", 100, 200)
 	require.Empty(t, CheckLiveness(Analyze(*h), cfg))
 
+	// Free for 20 s while w3 waits: rejected even with faults all along.
+	h = good()
+	h.acq("w3", 1, 60, 20060, 20070, 400)
+	for t0 := int64(100); t0 < 20000; t0 += 3000 {
+		h.fault(FaultKillLeader, "0", t0, t0+2000)
+	}
+	only(t, CheckLiveness(Analyze(*h), cfg), "C4")
+
 	// A failure outside faults is a liveness violation; "stopped" is not.
 	h = good()
 	h.add(60, Event{Kind: KindInvoke, Worker: "w3", Client: 1, Op: 1})
@@ -226,4 +234,39 @@ func TestC1ToleratesForcedExpiryOfThatSessionOnly(t *testing.T) {
 	h = &hist{}
 	h.acq("w1", 1, 0, 10, 300, 100).acq("w2", 1, 5, 250, 260, 200).fault(FaultExpire, "0x999", 200, 210)
 	only(t, CheckExclusion(Analyze(*h), cfg), "C1")
+}
+
+func TestC4SurvivalRejectsLossAndExpiry(t *testing.T) {
+	sv := cfg
+	sv.Survive = true
+	base := func() *hist {
+		h := good()
+		h.fault(FaultAllDown, "all", 100, 200)
+		h.add(150, Event{Kind: KindState, Worker: "w1", Client: 1, Session: 0x101, Name: "suspended"})
+		return h
+	}
+	require.Empty(t, CheckSurvival(Analyze(*base()), sv))
+	require.Empty(t, CheckSurvival(Analyze(*base().add(300, Event{Kind: KindLoss, Worker: "w1", Client: 1, Op: 1})), cfg), "only when Survive")
+	only(t, CheckSurvival(Analyze(*base().add(300, Event{Kind: KindLoss, Worker: "w1", Client: 1, Op: 1})), sv), "C4")
+	only(t, CheckSurvival(Analyze(*base().add(300, Event{Kind: KindState, Worker: "w1", Client: 1, Name: "expired"})), sv), "C4")
+	missed := good()
+	missed.fault(FaultAllDown, "all", 100, 200)
+	only(t, CheckSurvival(Analyze(*missed), sv), "C4")
+}
+
+// A SIGKILLed holder holds nothing after the kill: the next holder (after
+// its session expired) does not overlap it, and its unanswered Lock calls
+// are not hung waiters. Without the kill in the nemesis log both are
+// violations.
+func TestKilledHolderEndsAtKill(t *testing.T) {
+	h := &hist{}
+	h.acq("w1", 1, 0, 10, 0, 100) // never released: the process died
+	h.add(20, Event{Kind: KindInvoke, Worker: "w1", Client: 2, Op: 1})
+	h.acq("w2", 1, 15, 2100, 2200, 200)
+	require.NotEmpty(t, CheckExclusion(Analyze(*h), cfg))
+	require.NotEmpty(t, CheckLiveness(Analyze(*h), cfg))
+	h.fault(FaultKillClient, "w1", 50, 550)
+	require.Empty(t, CheckExclusion(Analyze(*h), cfg))
+	require.Empty(t, CheckLiveness(Analyze(*h), cfg))
+	require.True(t, Analyze(*h).ByID["w1/1/1"].Killed)
 }

@@ -28,6 +28,7 @@ const (
 	KindFaultEnd   = "fault-end"   // ... and healed it
 	KindContract   = "contract"    // an API contract check (C7)
 	KindExit       = "exit"        // a worker stopped cleanly
+	KindState      = "state"       // a worker's session changed state (Name: suspended, expired, ...)
 	KindRegSet     = "reg-set"     // the register's final set of accepted writes, per resource
 )
 

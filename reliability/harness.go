@@ -129,6 +129,22 @@ func (l *limitWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// started waits for the worker's "started" line.
+func (p *Proc) started() error {
+	if l, ok := <-p.first; !ok || l != "started" {
+		return fmt.Errorf("%s did not start: %v", p.Name, <-p.done)
+	}
+	return nil
+}
+
+// Kill SIGKILLs the process and waits for it; a later Stop does nothing.
+func (p *Proc) Kill() {
+	p.stopOnce.Do(func() {
+		p.Cmd.Process.Kill()
+		<-p.done
+	})
+}
+
 // Signal sends sig to the process.
 func (p *Proc) Signal(sig syscall.Signal) error { return p.Cmd.Process.Signal(sig) }
 
@@ -166,6 +182,11 @@ type Env struct {
 	Nem     *Log
 	faults  int
 	mu      sync.Mutex
+
+	bins      Binaries
+	regAddr   string
+	restarts  map[string]int // worker label -> processes started after kills
+	extraLogs []string       // logs of workers started by the nemesis
 }
 
 // Fault runs one fault: logs its start, calls begin, waits d, calls end and

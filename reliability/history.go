@@ -20,6 +20,7 @@ type Acq struct {
 	End      int64 // min(release called, loss signal); MaxInt64 if neither
 	Released bool
 	Lost     bool
+	Killed   bool // its process was SIGKILLed while it held (End is then the kill)
 	LossT    int64
 	RelT     int64
 }
@@ -84,7 +85,24 @@ func Analyze(evs []Event) *History {
 		}
 	}
 	sort.SliceStable(h.Acqs, func(i, j int) bool { return h.Acqs[i].Start < h.Acqs[j].Start })
+	// A SIGKILLed process holds nothing from the moment it dies (its node
+	// lives on until its session expires, which the next holder waits for).
+	for _, a := range h.Acqs {
+		if kt, ok := h.killed(a.Worker); ok && a.Start <= kt && a.End > kt {
+			a.End, a.Killed = kt, true
+		}
+	}
 	return h
+}
+
+// killed returns when worker w's process was SIGKILLed, if it was.
+func (h *History) killed(w string) (int64, bool) {
+	for _, f := range h.Faults {
+		if f.Fault == FaultKillClient && f.Target == w {
+			return f.Start, true
+		}
+	}
+	return 0, false
 }
 
 // paused reports whether worker w's process was SIGSTOPped at some time in

@@ -10,7 +10,8 @@ import (
 // CheckLiveness is C4: every Lock call ends (ok or fail); a Lock fails only
 // when the run stops or within Recovery of a fault; and no lock sits free
 // for longer than Idle while someone waits for it, unless a fault (plus
-// Recovery) overlaps that time.
+// Recovery) overlaps that time, nor ever for longer than Recovery, faults
+// or not (a deadlock hidden behind back-to-back faults).
 func CheckLiveness(h *History, cfg CheckConfig) []Violation {
 	var out []Violation
 	rec := int64(cfg.Recovery)
@@ -23,6 +24,10 @@ func CheckLiveness(h *History, cfg CheckConfig) []Violation {
 	pts := map[string][]pt{}
 	for id, inv := range h.Invokes {
 		o, ok := h.Outcome[id]
+		if kt, killed := h.killed(inv.Worker); !ok && killed && inv.T <= kt {
+			pts[inv.Lock] = append(pts[inv.Lock], pt{t: inv.T, wait: 1}, pt{t: kt, wait: -1}) // it died waiting
+			continue
+		}
 		if !ok {
 			out = append(out, Violation{"C4", fmt.Sprintf("%s: Lock on %s never returned", id, inv.Lock)})
 			continue
@@ -54,12 +59,45 @@ func CheckLiveness(h *History, cfg CheckConfig) []Violation {
 			case idle && idleSince < 0:
 				idleSince = p.t
 			case !idle && idleSince >= 0:
-				if d := p.t - idleSince; d > int64(cfg.Idle) && !h.anyFault(idleSince, p.t, rec) {
+				switch d := p.t - idleSince; {
+				case d > rec:
+					// However many faults overlap, each heals within
+					// seconds: a lock free for longer than the recovery
+					// bound while contenders wait is deadlocked.
+					out = append(out, Violation{"C4", fmt.Sprintf("%s: free for %s while contenders waited (recovery bound %s)", lock, ms(d), cfg.Recovery)})
+				case d > int64(cfg.Idle) && !h.anyFault(idleSince, p.t, rec):
 					out = append(out, Violation{"C4", fmt.Sprintf("%s: free for %s while contenders waited, no fault", lock, ms(d))})
 				}
 				idleSince = -1
 			}
 		}
+	}
+	return out
+}
+
+// CheckSurvival is C4's part for faults shorter than the loss limit
+// (cfg.Survive): no hold is lost, no session expires, and at least one
+// session was suspended by the faults (otherwise the scenario proved
+// nothing). That holders keep their node and token is C3's check of the
+// re-read before release.
+func CheckSurvival(h *History, cfg CheckConfig) []Violation {
+	if !cfg.Survive {
+		return nil
+	}
+	var out []Violation
+	suspended := 0
+	for _, e := range h.Events {
+		switch {
+		case e.Kind == KindLoss:
+			out = append(out, Violation{"C4", fmt.Sprintf("%s: hold lost under a fault shorter than the loss limit: %s", e.HoldID(), e.Err)})
+		case e.Kind == KindState && e.Name == "expired":
+			out = append(out, Violation{"C4", fmt.Sprintf("%s client %d: session %#x expired under a fault shorter than the session timeout", e.Worker, e.Client, e.Session)})
+		case e.Kind == KindState && e.Name == "suspended":
+			suspended++
+		}
+	}
+	if suspended == 0 && len(h.Faults) > 0 {
+		out = append(out, Violation{"C4", fmt.Sprintf("%d faults and no session suspended: the faults missed", len(h.Faults))})
 	}
 	return out
 }

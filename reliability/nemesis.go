@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -144,18 +145,52 @@ func (e *Env) holderProc() *Proc {
 	return e.Workers[rand.IntN(len(e.Workers))]
 }
 
+// KillHolderProc SIGKILLs the process of a current holder and starts a new
+// worker process in its place (a new label, the same proxy) after down.
+func (e *Env) KillHolderProc(down time.Duration) {
+	w := e.holderProc()
+	e.Fault(FaultKillClient, w.Name, down, func() error { w.Kill(); return nil }, func() error {
+		e.mu.Lock()
+		if e.restarts == nil {
+			e.restarts = map[string]int{}
+		}
+		base, _, _ := strings.Cut(w.Name, ".")
+		e.restarts[base]++
+		name := fmt.Sprintf("%s.%d", base, e.restarts[base]+1)
+		e.mu.Unlock()
+		nw, err := e.startWorker(name, w.Proxy)
+		if err != nil {
+			return err
+		}
+		e.mu.Lock()
+		e.extraLogs = append(e.extraLogs, nw.Log)
+		e.mu.Unlock()
+		for i := range e.Workers {
+			if e.Workers[i] == w {
+				e.Workers[i] = nw
+			}
+		}
+		return nw.started()
+	})
+}
+
 // DisruptLeader hits the current leader (the holder of the election) every
-// period, alternately: SIGSTOP of its process for pause (longer than the
-// session timeout), then server-side expiry of its session (workers must
-// connect through proxies so that their credentials are recorded).
+// period, in turn: SIGSTOP of its process for pause (longer than the session
+// timeout), server-side expiry of its session (workers must connect through
+// proxies so that their credentials are recorded), and SIGKILL of its
+// process (a new worker process takes its place).
 func DisruptLeader(period, pause time.Duration) func(context.Context, *Env) {
 	return func(ctx context.Context, e *Env) {
 		n := 0
 		Every(ctx, period, func() {
 			n++
-			if n%2 == 1 {
+			switch n % 3 {
+			case 1:
 				w := e.holderProc()
 				e.Fault(FaultPauseClient, w.Name, pause, func() error { return w.Signal(syscall.SIGSTOP) }, func() error { return w.Signal(syscall.SIGCONT) })
+				return
+			case 0:
+				e.KillHolderProc(500 * time.Millisecond)
 				return
 			}
 			_, _, sid, ok := e.Holder()

@@ -39,6 +39,10 @@ type Scenario struct {
 	// InProcess replaces the worker processes: the scenario drives sessions
 	// itself and logs to e.Nem (same clock, same checkers).
 	InProcess func(ctx context.Context, e *Env)
+	// Survive: the faults are shorter than the loss limit, so no hold may be
+	// lost and no session may expire; holders must see the suspension and
+	// keep their node and token (workers re-read it before release).
+	Survive bool
 	// Config overrides the default checker bounds.
 	Check *CheckConfig
 }
@@ -67,6 +71,7 @@ func CheckConfigFor(sc *Scenario) CheckConfig {
 		return *sc.Check
 	}
 	return CheckConfig{
+		Survive:    sc.Survive,
 		PauseGrace: sc.Session + 3*time.Second,
 		Recovery:   2*sc.Session + 5*time.Second, // T + 2 elections + 2 s, generous for 2 cores
 		Idle:       2 * time.Second,
@@ -122,6 +127,7 @@ func Run(t testing.TB, sc *Scenario) Result {
 		}()
 		<-ctx.Done()
 		<-nemDone
+		logs = append(logs, e.extraLogs...)
 		for _, w := range e.Workers {
 			if err := w.Stop(30 * time.Second); err != nil {
 				res.Errors = append(res.Errors, err.Error())
@@ -194,45 +200,61 @@ func (e *Env) startProcs(t testing.TB, bins Binaries) []string {
 	if !ok {
 		t.Fatalf("register said %q", line)
 	}
+	e.bins, e.regAddr = bins, addr
 	logs := []string{regLog}
 	for i := 1; i <= sc.Workers; i++ {
-		name := "w" + strconv.Itoa(i)
-		servers := e.C.Servers()
 		var p *zktest.Proxy
 		if sc.Proxies {
 			p = e.C.Proxy(t)
-			servers = p.Addrs()
 		}
-		wlog := filepath.Join(e.Dir, name+".jsonl")
-		args := []string{"-name", name, "-servers", strings.Join(servers, ","), "-clients", strconv.Itoa(sc.Clients),
-			"-root", e.Root, "-locks", strconv.Itoa(sc.Locks), "-zkreg", e.Root + "-reg", "-register", addr,
-			"-session", sc.Session.String(), "-hold-min", sc.HoldMin.String(), "-hold-max", sc.HoldMax.String(), "-log", wlog,
-			"-long-every", strconv.Itoa(sc.LongEvery), "-long-hold", sc.LongHold.String()}
-		if sc.Recipe != "" {
-			args = append(args, "-recipe", sc.Recipe)
-		}
-		env := []string{"GOMAXPROCS=1"}
-		switch sc.Negative {
-		case "N1", "N3":
-			args = append(args, "-negative", sc.Negative)
-		case "N2", "N4":
-			env = append(env, "ZKLOCK_NEGATIVE="+sc.Negative)
-		}
-		w, err := startProc(name, bins.Worker, wlog, env, args...)
+		w, err := e.startWorker("w"+strconv.Itoa(i), p)
 		if err != nil {
-			t.Fatalf("start %s: %v", name, err)
+			t.Fatal(err)
 		}
-		w.Proxy = p
-		t.Cleanup(func() { w.Stop(5 * time.Second) })
 		e.Workers = append(e.Workers, w)
-		logs = append(logs, wlog)
+		logs = append(logs, w.Log)
 	}
 	for _, w := range e.Workers {
-		if l, ok := <-w.first; !ok || l != "started" {
-			t.Fatalf("%s did not start: %v", w.Name, <-w.done)
+		if err := w.started(); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return logs
+}
+
+// startWorker starts worker process name, through proxy p if not nil; it
+// is stopped at the end of the test at the latest.
+func (e *Env) startWorker(name string, p *zktest.Proxy) (*Proc, error) {
+	sc := e.Sc
+	servers := e.C.Servers()
+	if p != nil {
+		servers = p.Addrs()
+	}
+	wlog := filepath.Join(e.Dir, name+".jsonl")
+	args := []string{"-name", name, "-servers", strings.Join(servers, ","), "-clients", strconv.Itoa(sc.Clients),
+		"-root", e.Root, "-locks", strconv.Itoa(sc.Locks), "-zkreg", e.Root + "-reg", "-register", e.regAddr,
+		"-session", sc.Session.String(), "-hold-min", sc.HoldMin.String(), "-hold-max", sc.HoldMax.String(), "-log", wlog,
+		"-long-every", strconv.Itoa(sc.LongEvery), "-long-hold", sc.LongHold.String()}
+	if sc.Recipe != "" {
+		args = append(args, "-recipe", sc.Recipe)
+	}
+	if sc.Survive {
+		args = append(args, "-restat")
+	}
+	env := []string{"GOMAXPROCS=1"}
+	switch sc.Negative {
+	case "N1", "N3":
+		args = append(args, "-negative", sc.Negative)
+	case "N2", "N4":
+		env = append(env, "ZKLOCK_NEGATIVE="+sc.Negative)
+	}
+	w, err := startProc(name, e.bins.Worker, wlog, env, args...)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	w.Proxy = p
+	e.T.Cleanup(func() { w.Stop(5 * time.Second) })
+	return w, nil
 }
 
 // FormatTable renders results as a fixed-width table.

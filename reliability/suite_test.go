@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) {
@@ -78,6 +80,16 @@ func TestIntegration_Reliability(t *testing.T) {
 		})
 	}
 	writeReport(t, mode, results)
+}
+
+// TestIntegration_C3CatchesWipedDataDir: C3 flags the token regression
+// that wiping ZooKeeper's data directory causes (and nothing else fires).
+func TestIntegration_C3CatchesWipedDataDir(t *testing.T) {
+	r := Run(t, &Scenario{Name: "C3wipe", Title: "data directory wiped between holders", Servers: 1, Locks: 1,
+		Session: 2 * time.Second, Duration: time.Minute, InProcess: WipedDataDir})
+	require.Positive(t, r.Violations["C3"], "C3 missed the regression: %v", r.Examples)
+	require.Equal(t, r.Violations["C3"], r.Total, "only C3 should fire: %v", r.Examples)
+	require.Equal(t, 6, r.Acquisitions)
 }
 
 func writeReport(t *testing.T, mode Mode, rs []Result) {

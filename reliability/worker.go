@@ -32,6 +32,9 @@ type WorkerConfig struct {
 	LongEvery      int           // one acquisition in LongEvery (0: none) is long
 	LongHold       time.Duration // a long hold: until this passes or the hold is lost
 	Negative       string        // "", "N1" (no fencing) or "N3" (ignore disconnection); needs -tags zklock_negative
+	// Restat reads the holder's node again just before each release, so
+	// that C3 checks the hold still has its node and token after faults.
+	Restat bool
 }
 
 // LockPath returns the path of lock i.
@@ -68,7 +71,11 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, log *Log) error {
 }
 
 func runClient(ctx context.Context, cfg WorkerConfig, client int, log *Log) error {
-	opts := []zklock.SessionOption{zklock.WithSessionTimeout(cfg.SessionTimeout)}
+	opts := []zklock.SessionOption{zklock.WithSessionTimeout(cfg.SessionTimeout), zklock.WithObserver(func(ev zklock.Event) {
+		if ev.Kind == zklock.EventState {
+			log.Add(Event{Kind: KindState, Worker: cfg.Name, Client: client, Session: ev.Session, Name: ev.State.String()})
+		}
+	})}
 	if cfg.Negative == "N3" {
 		// N3: no loss signal until the session expires (Curator's "session"
 		// connection-state policy, unsafe without fencing).
@@ -179,15 +186,7 @@ func (w *clientOp) run(ctx context.Context, m locker) {
 			w.add(KindLoss, func(e *Event) { e.Err = err.Error(); e.Token = h.Token() })
 		}
 	}()
-	conn := w.sess.Conn()
-	if ok, st, err := conn.Exists(h.Node()); err == nil {
-		w.add(KindStat, func(e *Event) {
-			e.Node, e.Token, e.OK = h.Node(), h.Token(), ok
-			if ok {
-				e.Czxid, e.Owner = st.Czxid, st.EphemeralOwner
-			}
-		})
-	}
+	w.stat(h)
 	if !w.base.Read { // readers do not write
 		w.write(h.Token())
 		w.zkWrite(h)
@@ -207,10 +206,26 @@ func (w *clientOp) run(ctx context.Context, m locker) {
 	if !w.base.Read {
 		w.write(h.Token()) // a holder paused mid-hold writes again on waking
 	}
+	if w.cfg.Restat {
+		w.stat(h)
+	}
 	w.add(KindRelease, nil)
 	err = h.Release()
 	<-lossDone
 	_ = err // a lost hold returns its loss error; the loss event says so
+}
+
+// stat reads the holder's node independently of the library (C3: its czxid
+// is the token, its owner the hold's session).
+func (w *clientOp) stat(h *zklock.Hold) {
+	if ok, st, err := w.sess.Conn().Exists(h.Node()); err == nil {
+		w.add(KindStat, func(e *Event) {
+			e.Node, e.Token, e.OK = h.Node(), h.Token(), ok
+			if ok {
+				e.Czxid, e.Owner = st.Czxid, st.EphemeralOwner
+			}
+		})
+	}
 }
 
 // write sends one write to the fenced register.
