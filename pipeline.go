@@ -149,6 +149,9 @@ func (q *queue) listing(ctx context.Context, e *entry) ([]string, error) {
 	if children, ok := q.firstListing(e); ok {
 		return children, nil
 	}
+	if ctx.Err() != nil { // the pipelined listing ended with ctx: send no other
+		return nil, context.Cause(ctx)
+	}
 	if q.probe != nil {
 		q.probe.listed.Add(1)
 	}

@@ -253,3 +253,34 @@ func TestIntegration_PipelinedListingContended(t *testing.T) {
 	require.Zero(t, pb.missed.Load()+pc.missed.Load())
 	require.NoError(t, r.h.Release())
 }
+
+// The pipelined listing never holds an acquisition past its context: on a
+// partitioned connection, Lock returns at its deadline although both the
+// create and the listing behind it are unanswered, and once the partition
+// heals the node created late is deleted.
+func TestIntegration_PipelinedListingBoundedByContext(t *testing.T) {
+	c := zktest.Start(t)
+	px := c.Proxy(t)
+	s := pipeSession(t, c, px.Dialer())
+	const dir = "/locks/pipe-partitioned"
+	persistent(t, s, dir)
+	m, probe := probed(t, s, dir)
+
+	px.Blackhole()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := m.Lock(ctx)
+	took := time.Since(start)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Less(t, took, time.Second, "Lock outlived its deadline (the session would only notice the partition after 2/3 of its timeout)")
+	require.Equal(t, int64(1), probe.sent.Load(), "the listing was sent behind the create")
+	require.Equal(t, int64(1), probe.failed.Load())
+	require.Zero(t, probe.used.Load()+probe.listed.Load())
+
+	px.Heal()
+	require.Eventually(t, func() bool {
+		kids, _, err := s.Conn().Children(dir)
+		return err == nil && len(kids) == 0
+	}, 30*time.Second, 10*time.Millisecond, "the node created after the deadline is deleted")
+}
