@@ -85,10 +85,10 @@ func ms(ns int64) string { return time.Duration(ns).Round(time.Microsecond).Stri
 
 // CheckExclusion is C1: no two valid holds of a lock overlap, where a hold
 // is [Lock returned, min(Release called, loss signal)]. An overlap is
-// tolerated only if the earlier holder's process was SIGSTOPped (or its
-// session was expired on the server by the nemesis) between its acquire and
-// the later acquire, and its hold ended within PauseGrace of SIGCONT (of the
-// expiry).
+// tolerated only if the earlier holder's process was SIGSTOPped (see
+// pausedHolder; or its session was expired on the server by the nemesis)
+// between its acquire and the later acquire, and its hold ended within
+// PauseGrace of SIGCONT (of the expiry).
 func CheckExclusion(h *History, cfg CheckConfig) []Violation {
 	var out []Violation
 	for lock, acqs := range h.byLock() {
@@ -105,7 +105,7 @@ func CheckExclusion(h *History, cfg CheckConfig) []Violation {
 				if a.Read && b.Read {
 					continue // readers share
 				}
-				if p, pend := h.paused(a.Worker, a.Start, b.Start); p && a.End != math.MaxInt64 && a.End <= pend+int64(cfg.PauseGrace) {
+				if h.pausedHolder(a, b, cfg) {
 					continue
 				}
 				// The nemesis expired a's session on the server outright
@@ -127,6 +127,22 @@ func CheckExclusion(h *History, cfg CheckConfig) []Violation {
 		}
 	}
 	return out
+}
+
+// pausedHolder reports whether the overlap of exclusive holds a and b (a's
+// ok stamped first) is the one a paused process is allowed: the earlier
+// holder, x, was SIGSTOPped between its Lock call and the other's ok, and its
+// hold ended within PauseGrace of SIGCONT. The earlier holder is the one
+// with the older node (lower token): a pause that falls between Lock
+// returning and the worker stamping ok makes the acquisition time unknown
+// anywhere in [invoke, ok], so stamps alone cannot order the two.
+func (h *History) pausedHolder(a, b *Acq, cfg CheckConfig) bool {
+	x, y := a, b
+	if b.Token < a.Token && !b.Read {
+		x, y = b, a
+	}
+	p, pend := h.paused(x.Worker, x.Invoke, y.Start)
+	return p && x.End != math.MaxInt64 && x.End <= pend+int64(cfg.PauseGrace)
 }
 
 // CheckTokens is C3: a hold's token is the czxid of its node and the node's

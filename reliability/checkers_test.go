@@ -89,6 +89,23 @@ func TestC1ToleratesPausedHolderOnly(t *testing.T) {
 	only(t, CheckExclusion(Analyze(*h), cfg), "C1")
 }
 
+// w1 got the lock (older node, token 100) and was SIGSTOPped before it
+// could log its ok; w2 got it after w1's session expired. w1's ok is stamped
+// after w2's, yet w1 is the paused earlier holder: tolerated if it saw the
+// loss soon after SIGCONT, rejected if not, and rejected if w1's node were
+// the newer one.
+func TestC1PausedBeforeItsOkWasStamped(t *testing.T) {
+	h := &hist{}
+	h.acq("w2", 1, 2000, 2500, 3000, 200).acq("w1", 1, 0, 2910, 3500, 100).fault(FaultPauseClient, "w1", 100, 2900)
+	require.Empty(t, CheckExclusion(Analyze(*h), cfg))
+	h = &hist{}
+	h.acq("w2", 1, 2000, 2500, 3000, 200).acq("w1", 1, 0, 2910, 9000, 100).fault(FaultPauseClient, "w1", 100, 2900)
+	only(t, CheckExclusion(Analyze(*h), cfg), "C1")
+	h = &hist{}
+	h.acq("w2", 1, 2000, 2500, 3000, 100).acq("w1", 1, 0, 2910, 3500, 200).fault(FaultPauseClient, "w1", 100, 2900)
+	only(t, CheckExclusion(Analyze(*h), cfg), "C1")
+}
+
 func TestC1LossEndsHold(t *testing.T) {
 	h := &hist{}
 	h.acq("w1", 1, 0, 10, 3000, 100).acq("w2", 1, 5, 2500, 2600, 200)
