@@ -61,7 +61,7 @@ type Session struct {
 	log   *slog.Logger
 	epoch time.Time // origin of the monotonic instants below
 
-	heard      atomic.Int64 // when bytes last arrived from a server (ns since epoch)
+	heard      atomic.Int64 // when the latest request a server answered was sent (ns since epoch)
 	negotiated atomic.Int64 // negotiated session timeout (ns), 0 until known
 	dialSid    atomic.Int64 // session id of the latest connect response
 

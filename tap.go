@@ -10,7 +10,8 @@ import (
 
 // tapConn is the connection the session gives go-zookeeper. It observes the
 // byte streams without changing them, for facts go-zookeeper does not
-// expose: when the server was last heard from (for the loss limit), the
+// expose: when the server was last heard from (for the loss limit: the send
+// time of the latest request it answered, see answered), the
 // session timeout and id the server granted (from the ConnectResponse), and
 // the zxid of the reply to each of our creates, which is the created node's
 // czxid: the fencing token, read without the extra request that an Exists
@@ -24,11 +25,28 @@ type tapConn struct {
 	net.Conn
 	s    *Session
 	scan replyScanner
+
+	mu       sync.Mutex
+	wrote    bool      // the ConnectRequest (the first write) is out
+	inflight []request // written and not yet answered, oldest first
 }
 
-const opCreate = 1
+// request is one request on the wire: its xid (connectXid for the
+// ConnectRequest) and when it was written.
+type request struct {
+	xid int32
+	at  int64 // ns since the session's epoch
+}
+
+const (
+	opCreate      = 1
+	xidWatchEvent = -1       // a notification: answers no request
+	connectXid    = -1 << 31 // stands for the ConnectRequest, which has no xid
+	maxInflight   = 1 << 16  // beyond this the tap stops matching (and falls back)
+)
 
 func (c *tapConn) Write(p []byte) (int, error) {
+	c.sending(p)
 	// A create request: length(4) xid(4) type(4) path(len 4 + bytes) ...
 	if len(p) >= 16 && int32(binary.BigEndian.Uint32(p[8:12])) == opCreate {
 		n := int(binary.BigEndian.Uint32(p[12:16]))
@@ -39,11 +57,59 @@ func (c *tapConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
+// sending records a request before it is written, so that its reply cannot
+// be read before it is known.
+func (c *tapConn) sending(p []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	xid := int32(connectXid)
+	switch {
+	case !c.wrote:
+		c.wrote = true
+	case len(p) >= 8:
+		xid = int32(binary.BigEndian.Uint32(p[4:8]))
+	default:
+		return
+	}
+	if len(c.inflight) < maxInflight {
+		c.inflight = append(c.inflight, request{xid, int64(time.Since(c.s.epoch))})
+	}
+}
+
+// answered is called for each reply: the server had our request in hand
+// no earlier than we wrote it, so the session was alive then. That send
+// time, not the reply's arrival, is when the server was last heard from:
+// bytes that waited in a socket buffer while this process was paused (or a
+// slow network held them) prove nothing about the server's clock, and
+// counting them would postpone the loss signal by the length of the pause.
+// ZooKeeper answers a session's requests in order, so the oldest request
+// in flight with the reply's xid is the one answered.
+func (c *tapConn) answered(xid int32) {
+	if xid == xidWatchEvent {
+		return
+	}
+	c.mu.Lock()
+	var at int64 = -1
+	for i, r := range c.inflight {
+		if r.xid == xid {
+			at = r.at
+			c.inflight = c.inflight[i+1:]
+			break
+		}
+	}
+	c.mu.Unlock()
+	if at >= 0 && at > c.s.heard.Load() {
+		c.s.heard.Store(at)
+	}
+}
+
 func (c *tapConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
-		c.s.heard.Store(int64(time.Since(c.s.epoch)))
 		c.scan.feed(p[:n], c)
+		if c.scan.broken { // no frames to match: fall back to the arrival time
+			c.s.heard.Store(int64(time.Since(c.s.epoch)))
+		}
 	}
 	return n, err
 }
@@ -109,9 +175,11 @@ func (r *replyScanner) frame(b []byte, c *tapConn) {
 			c.s.negotiated.Store(int64(time.Duration(ms) * time.Millisecond))
 		}
 		c.s.dialSid.Store(int64(binary.BigEndian.Uint64(b[8:16])))
+		c.answered(connectXid)
 		return
 	}
 	xid := int32(binary.BigEndian.Uint32(b[0:4]))
+	c.answered(xid)
 	zxid := int64(binary.BigEndian.Uint64(b[4:12]))
 	ok := binary.BigEndian.Uint32(b[12:16]) == 0
 	c.s.creates.replied(xid, zxid, ok)

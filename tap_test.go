@@ -69,3 +69,49 @@ func TestReplyScannerGivesUpOnGarbage(t *testing.T) {
 	require.True(t, c.scan.broken)
 	c.scan.feed(make([]byte, 64), c) // and stays out of the way
 }
+
+// The server was last heard from when the latest request it answered was
+// written, not when its reply happened to be read: a notification answers
+// nothing, and replies read late (after a pause) do not move the time
+// beyond the request's send time.
+func TestTapHeardIsSendTimeOfAnsweredRequest(t *testing.T) {
+	s := &Session{epoch: time.Now()}
+	c := &tapConn{s: s, scan: replyScanner{first: true}}
+	req := func(xid int32) []byte {
+		b := binary.BigEndian.AppendUint32(nil, 8)
+		b = binary.BigEndian.AppendUint32(b, uint32(xid))
+		return binary.BigEndian.AppendUint32(b, 11) // opcode: ping
+	}
+	c.sending(make([]byte, 48)) // the ConnectRequest: no xid
+	c.sending(req(1))
+	c.sending(req(-2))
+	c.sending(req(2))
+	require.Len(t, c.inflight, 4)
+	require.Equal(t, int32(connectXid), c.inflight[0].xid)
+	for i := range c.inflight { // pretend they were written at 10, 20, 30, 40 ms
+		c.inflight[i].at = int64(i+1) * int64(10*time.Millisecond)
+	}
+	reply := func(xid int32) []byte {
+		b := binary.BigEndian.AppendUint32(nil, uint32(xid))
+		b = binary.BigEndian.AppendUint64(b, 1)
+		b = binary.BigEndian.AppendUint32(b, 0)
+		return append(frame(b), b...)
+	}
+	connect := binary.BigEndian.AppendUint32(nil, 0)
+	connect = binary.BigEndian.AppendUint32(connect, 4000)
+	connect = binary.BigEndian.AppendUint64(connect, 0x1234)
+	connect = append(connect, 0, 0, 0, 0)
+	c.scan.feed(append(frame(connect), connect...), c)
+	require.Equal(t, int64(10*time.Millisecond), s.heard.Load(), "the handshake counts from the ConnectRequest")
+	c.scan.feed(reply(xidWatchEvent), c)
+	require.Equal(t, int64(10*time.Millisecond), s.heard.Load(), "a notification answers nothing")
+	c.scan.feed(reply(1), c)
+	require.Equal(t, int64(20*time.Millisecond), s.heard.Load())
+	c.scan.feed(reply(-2), c)
+	require.Equal(t, int64(30*time.Millisecond), s.heard.Load())
+	c.scan.feed(reply(99), c) // unknown xid: nothing to match
+	require.Equal(t, int64(30*time.Millisecond), s.heard.Load())
+	c.scan.feed(reply(2), c)
+	require.Equal(t, int64(40*time.Millisecond), s.heard.Load())
+	require.Empty(t, c.inflight)
+}
