@@ -204,6 +204,11 @@ func (m *Semaphore) takeLease(ctx context.Context, try bool) (_ *entry, err erro
 	if err := m.waitCount(ctx, e, try); err != nil {
 		return nil, err
 	}
+	if e.stat != nil {
+		// The token came with the create's reply, and waitCount's last
+		// listing, made under this session, holds the node.
+		return e, nil
+	}
 	ok, stat, err := call2(ctx, func() (bool, *zk.Stat, error) { return m.s.conn.Exists(e.node()) })
 	switch {
 	case err != nil && ctx.Err() != nil:

@@ -531,3 +531,34 @@ func TestIntegration_SemaphoreWaiterSurvivesReconnect(t *testing.T) {
 	require.Empty(t, children(t, admin, "/sem/reconnect/locks"))
 	require.NoError(t, h.Release())
 }
+
+// An uncontended Acquire+Release costs six requests: the internal mutex's
+// create, (pipelined) listing and delete, the lease's create and watched
+// listing, and the lease's delete. The lease's token comes with its create's
+// reply: no Exists.
+func TestIntegration_SemaphoreRequestsPerCycle(t *testing.T) {
+	c := zktest.Start(t)
+	px := c.Proxy(t)
+	s := connect(t, c, zklock.WithDialer(px.Dialer()))
+	for _, p := range []string{"/sem-cost", "/sem-cost/x", "/sem-cost/x/locks", "/sem-cost/x/leases"} {
+		_, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)) // persistent: never reaped between cycles
+		require.NoError(t, err)
+	}
+	sem, err := zklock.NewSemaphore(s, "/sem-cost/x", 2)
+	require.NoError(t, err)
+	ctx := context.Background()
+	const cycles = 10
+	px.ResetCounts()
+	for range cycles {
+		h, err := sem.Acquire(ctx)
+		require.NoError(t, err)
+		require.Positive(t, h.Token())
+		require.NoError(t, h.Release())
+	}
+	r := px.Requests()
+	t.Logf("requests by opcode over %d cycles: %v", cycles, r)
+	require.Equal(t, 2*cycles, r[1], "creates")
+	require.Equal(t, 2*cycles, r[2], "deletes")
+	require.Equal(t, 2*cycles, r[8]+r[12], "listings")
+	require.Zero(t, r[3], "exists")
+}
