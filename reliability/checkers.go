@@ -38,6 +38,12 @@ type CheckConfig struct {
 	// Idle: the longest time a lock may sit free while someone waits for it
 	// outside fault windows (C4).
 	Idle time.Duration
+	// LossLimit is the workers' loss limit (2/3 of the session timeout by
+	// default); Resume is how soon after SIGCONT a holder paused for longer
+	// than that must have seen its loss or released (C6; 0: unchecked).
+	LossLimit, Resume time.Duration
+	// Session is the workers' session timeout.
+	Session time.Duration
 	// Survive: faults never outlast the loss limit (S2-S4), so a loss
 	// signal or an expired session is a violation (C4), and so is a run in
 	// which no session was ever suspended (the faults missed).
@@ -77,6 +83,7 @@ func CheckAll(h *History, final *FinalState, cfg CheckConfig) []Violation {
 	v = append(v, CheckSurvival(h, cfg)...)
 	v = append(v, CheckCleanState(final)...)
 	v = append(v, CheckLossTiming(h)...)
+	v = append(v, CheckResumeTiming(h, cfg)...)
 	v = append(v, CheckContracts(h)...)
 	return v
 }
@@ -143,6 +150,45 @@ func (h *History) pausedHolder(a, b *Acq, cfg CheckConfig) bool {
 	}
 	p, pend := h.paused(x.Worker, x.Invoke, y.Start)
 	return p && x.End != math.MaxInt64 && x.End <= pend+int64(cfg.PauseGrace)
+}
+
+// CheckResumeTiming is C6's part for paused holders: a holder whose process
+// was SIGSTOPped for longer than the loss limit while it held must, once
+// resumed, end its hold (loss signal or release) within cfg.Resume of
+// SIGCONT. The plan asks for 2/3 T + 1 s; the session counts "last heard"
+// from the send time of the last answered request, so bytes that waited in
+// the socket during the pause cannot postpone the loss, and the suite holds
+// it to cfg.Resume.
+func CheckResumeTiming(h *History, cfg CheckConfig) []Violation {
+	if cfg.Resume <= 0 {
+		return nil
+	}
+	var out []Violation
+	for _, f := range h.Faults {
+		if f.Fault != FaultPauseClient || f.End == math.MaxInt64 || f.End-f.Start <= int64(cfg.LossLimit) {
+			continue
+		}
+		expired := f.End-f.Start > int64(cfg.Session) // the server ended the session meanwhile
+		for _, a := range h.Acqs {
+			held := a.Start < f.Start && a.End > f.Start
+			// A Lock call in flight across a pause that outlived the
+			// session can only have succeeded before the pause: its ok
+			// was stamped late, and it is a paused holder too.
+			inFlight := expired && a.Invoke < f.Start && a.Start >= f.Start
+			if a.Worker != f.Target || !held && !inFlight {
+				continue
+			}
+			if a.End == math.MaxInt64 || a.End > f.End+int64(cfg.Resume) {
+				end := "never"
+				if a.End != math.MaxInt64 {
+					end = ms(a.End - f.End)
+				}
+				out = append(out, Violation{"C6", fmt.Sprintf("%s: paused %s while holding (token %d), hold ended %s after SIGCONT (bound %s)",
+					a.ID, ms(f.End-f.Start), a.Token, end, cfg.Resume)})
+			}
+		}
+	}
+	return out
 }
 
 // CheckTokens is C3: a hold's token is the czxid of its node and the node's

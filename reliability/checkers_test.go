@@ -198,6 +198,30 @@ func TestC6RejectsLateLossSignal(t *testing.T) {
 	require.True(t, strings.Contains(v[0].Detail, "w1/1/1"))
 }
 
+func TestC6RejectsLateLossAfterResume(t *testing.T) {
+	rc := cfg
+	rc.LossLimit, rc.Resume, rc.Session = 1300*time.Millisecond, time.Second, 2*time.Second
+	paused := func(loss int64) *hist {
+		h := &hist{}
+		h.acq("w1", 1, 0, 10, 0, 100).fault(FaultPauseClient, "w1", 100, 3100)
+		return h.add(loss, Event{Kind: KindLoss, Worker: "w1", Client: 1, Op: 1})
+	}
+	require.Empty(t, CheckResumeTiming(Analyze(*paused(3200)), rc))
+	only(t, CheckResumeTiming(Analyze(*paused(4500)), rc), "C6")
+	h := &hist{} // never ended at all
+	h.acq("w1", 1, 0, 10, 0, 100).fault(FaultPauseClient, "w1", 100, 3100)
+	only(t, CheckResumeTiming(Analyze(*h), rc), "C6")
+	// Lock returned before the pause, ok stamped after it (the session
+	// expired meanwhile): a paused holder as well.
+	h = &hist{}
+	h.acq("w1", 1, 0, 3101, 4500, 100).fault(FaultPauseClient, "w1", 100, 3100)
+	only(t, CheckResumeTiming(Analyze(*h), rc), "C6")
+	// A pause shorter than the loss limit is survivable: no bound.
+	h = &hist{}
+	h.acq("w1", 1, 0, 10, 0, 100).fault(FaultPauseClient, "w1", 100, 1000)
+	require.Empty(t, CheckResumeTiming(Analyze(*h), rc))
+}
+
 func TestC7RejectsBrokenContracts(t *testing.T) {
 	h := good()
 	h.add(70, Event{Kind: KindRelease, Worker: "w1", Client: 1, Op: 2})

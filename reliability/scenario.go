@@ -72,6 +72,9 @@ func CheckConfigFor(sc *Scenario) CheckConfig {
 	}
 	return CheckConfig{
 		Survive:    sc.Survive,
+		LossLimit:  sc.Session * 2 / 3,
+		Session:    sc.Session,
+		Resume:     time.Second,
 		PauseGrace: sc.Session + 3*time.Second,
 		Recovery:   2*sc.Session + 5*time.Second, // T + 2 elections + 2 s, generous for 2 cores
 		Idle:       2 * time.Second,

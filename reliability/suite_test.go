@@ -143,7 +143,8 @@ func TestRecheckHistory(t *testing.T) {
 	}
 	h := Analyze(evs)
 	s := 2 * time.Second
-	vs := CheckAll(h, nil, CheckConfig{PauseGrace: s + 3*time.Second, Recovery: 2*s + 5*time.Second, Idle: 2 * time.Second})
+	vs := CheckAll(h, nil, CheckConfig{PauseGrace: s + 3*time.Second, Recovery: 2*s + 5*time.Second, Idle: 2 * time.Second,
+		LossLimit: s * 2 / 3, Session: s, Resume: time.Second})
 	for _, v := range vs {
 		t.Errorf("%s: %s", v.Checker, v.Detail)
 	}
