@@ -172,9 +172,11 @@ func CheckResumeTiming(h *History, cfg CheckConfig) []Violation {
 		for _, a := range h.Acqs {
 			held := a.Start < f.Start && a.End > f.Start
 			// A Lock call in flight across a pause that outlived the
-			// session can only have succeeded before the pause: its ok
-			// was stamped late, and it is a paused holder too.
-			inFlight := expired && a.Invoke < f.Start && a.Start >= f.Start
+			// session, whose hold is in the session the client had when
+			// the pause began, can only have succeeded before the pause:
+			// its ok was stamped late, and it is a paused holder too. (A
+			// Lock that went on in a new session after the pause is not.)
+			inFlight := expired && a.Invoke < f.Start && a.Start >= f.Start && a.Session == h.sessionAt(a.Worker, a.Client, f.Start)
 			if a.Worker != f.Target || !held && !inFlight {
 				continue
 			}

@@ -214,8 +214,15 @@ func TestC6RejectsLateLossAfterResume(t *testing.T) {
 	// Lock returned before the pause, ok stamped after it (the session
 	// expired meanwhile): a paused holder as well.
 	h = &hist{}
+	h.add(0, Event{Kind: KindState, Worker: "w1", Client: 1, Session: 0x164, Name: "connected"})
 	h.acq("w1", 1, 0, 3101, 4500, 100).fault(FaultPauseClient, "w1", 100, 3100)
 	only(t, CheckResumeTiming(Analyze(*h), rc), "C6")
+	// ... but not one that went on in a new session after the pause.
+	h = &hist{}
+	h.add(0, Event{Kind: KindState, Worker: "w1", Client: 1, Session: 0x1, Name: "connected"})
+	h.add(3500, Event{Kind: KindState, Worker: "w1", Client: 1, Session: 0x164, Name: "connected"})
+	h.acq("w1", 1, 0, 3600, 5000, 100).fault(FaultPauseClient, "w1", 100, 3100)
+	require.Empty(t, CheckResumeTiming(Analyze(*h), rc))
 	// A pause shorter than the loss limit is survivable: no bound.
 	h = &hist{}
 	h.acq("w1", 1, 0, 10, 0, 100).fault(FaultPauseClient, "w1", 100, 1000)

@@ -181,7 +181,7 @@ func CheckZKRegister(h *History, final *FinalState, timeout time.Duration) []Vio
 	answered := map[string]bool{}
 	for _, e := range h.Events {
 		if e.Kind == KindZKWrite {
-			answered[e.HoldID()] = true
+			answered[e.HoldID()+e.Elem] = true
 		}
 	}
 	client := map[string]int{}
@@ -193,7 +193,7 @@ func CheckZKRegister(h *History, final *FinalState, timeout time.Duration) []Vio
 			if e.Amb {
 				op.Return = math.MaxInt64 / 2 // may take effect at any time after its send
 			}
-		case e.Kind == KindZKInvoke && !answered[e.HoldID()]: // its worker died waiting
+		case e.Kind == KindZKInvoke && !answered[e.HoldID()+e.Elem]: // its worker died waiting
 			op = porcupine.Operation{Input: zkIn{tok: e.Token}, Call: e.T, Output: zkOut{amb: true}, Return: math.MaxInt64 / 2}
 		default:
 			continue

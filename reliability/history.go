@@ -10,6 +10,7 @@ import (
 type Acq struct {
 	ID       string
 	Worker   string
+	Client   int
 	Lock     string
 	Read     bool // shared: may overlap other shared holds
 	Session  int64
@@ -53,7 +54,7 @@ func Analyze(evs []Event) *History {
 		case KindInvoke:
 			h.Invokes[e.HoldID()] = e
 		case KindOK:
-			a := &Acq{ID: e.HoldID(), Worker: e.Worker, Lock: e.Lock, Read: e.Read, Session: e.Session, Node: e.Node,
+			a := &Acq{ID: e.HoldID(), Worker: e.Worker, Client: e.Client, Lock: e.Lock, Read: e.Read, Session: e.Session, Node: e.Node,
 				Token: e.Token, Start: e.T, End: math.MaxInt64}
 			if inv, ok := h.Invokes[a.ID]; ok {
 				a.Invoke = inv.T
@@ -93,6 +94,21 @@ func Analyze(evs []Event) *History {
 		}
 	}
 	return h
+}
+
+// sessionAt returns the session that client c of worker w had connected
+// last at time t (0 if none is logged).
+func (h *History) sessionAt(w string, c int, t int64) int64 {
+	var sid int64
+	for _, e := range h.Events {
+		if e.T > t {
+			break
+		}
+		if e.Kind == KindState && e.Name == "connected" && e.Worker == w && e.Client == c {
+			sid = e.Session
+		}
+	}
+	return sid
 }
 
 // killed returns when worker w's process was SIGKILLed, if it was.

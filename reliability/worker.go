@@ -152,6 +152,7 @@ type clientOp struct {
 	base Event
 	res  string
 	n    int // writes to the register so far
+	z    int // writes to the ZooKeeper register so far
 }
 
 func (w *clientOp) add(kind string, f func(*Event)) {
@@ -203,8 +204,9 @@ func (w *clientOp) run(ctx context.Context, m locker) {
 	case <-h.Done():
 	case <-ctx.Done(): // the run is over
 	}
-	if !w.base.Read {
-		w.write(h.Token()) // a holder paused mid-hold writes again on waking
+	if !w.base.Read { // a holder paused mid-hold writes again on waking
+		w.write(h.Token())
+		w.zkWrite(h)
 	}
 	if w.cfg.Restat {
 		w.stat(h)
@@ -257,8 +259,10 @@ func (w *clientOp) zkWrite(h *zklock.Hold) {
 	p := w.cfg.ZKRegister + "/" + w.res
 	data := []byte(strconv.FormatInt(h.Token(), 10))
 	var st *zk.Stat
+	w.z++
+	elem := "z" + strconv.Itoa(w.z)
 	t0 := Mono()
-	w.add(KindZKInvoke, func(e *Event) { e.T, e.Token = t0, h.Token() })
+	w.add(KindZKInvoke, func(e *Event) { e.T, e.Token, e.Elem = t0, h.Token(), elem })
 	w.log.Flush() // an effect of a SIGKILLed worker is never without its invoke
 	var err error
 	if w.cfg.Negative == "N1" {
@@ -274,7 +278,7 @@ func (w *clientOp) zkWrite(h *zklock.Hold) {
 		}
 	}
 	w.add(KindZKWrite, func(e *Event) {
-		e.Token, e.OK, e.T0 = h.Token(), err == nil, t0
+		e.Token, e.OK, e.T0, e.Elem = h.Token(), err == nil, t0, elem
 		if st != nil {
 			e.Zxid, e.Ver = st.Mzxid, st.Version
 		}
