@@ -61,7 +61,7 @@ func (c *cleaner) run() {
 			return
 		}
 		j := c.jobs[0]
-		state, sid, changed := s.state, s.sid, s.changed
+		state, changed := s.state, s.changed
 		s.mu.Unlock()
 
 		if state != StateConnected {
@@ -71,13 +71,16 @@ func (c *cleaner) run() {
 			}
 			continue
 		}
-		done := sid != j.sid // the owning session is gone, and its nodes
-		if !done {
-			err := c.do(j)
-			done = err == nil || !isConnErr(err)
-			if err != nil && !isConnErr(err) {
-				s.log.Warn("zklock: cleanup gave up", "node", j.node+j.prefix, "err", err)
-			}
+		// The job is tried whatever session is current: the node's name
+		// (our UUID) is ours alone, and the session that made it may not
+		// be the one that was current when the job was queued (a create
+		// sent while connecting or reconnecting runs under the session
+		// the server grants). A node of an expired session is already
+		// gone: one request finds that out.
+		err := c.do(j)
+		done := err == nil || !isConnErr(err)
+		if err != nil && !isConnErr(err) {
+			s.log.Warn("zklock: cleanup gave up", "node", j.node+j.prefix, "err", err, "session", j.sid)
 		}
 		if !done {
 			if s.cfg.retry.sleep(quitContext{s.quit}, attempt) != nil {

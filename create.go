@@ -27,9 +27,18 @@ func (q *queue) createListed(ctx context.Context, list bool) (*entry, error) {
 	prefix := protectedPrefix()
 	ambiguous := false
 	for attempt := 0; ; {
-		state, sid, _ := q.s.snapshot()
+		state, sid, changed := q.s.snapshot()
 		if state == StateClosed { // go-zookeeper then answers ErrConnectionClosed, which would be retried until ctx ends
 			return nil, ErrClosed
+		}
+		if sid == 0 && ctx.Err() == nil {
+			// Not connected yet: a create queued now would run under a
+			// session we cannot name, and could not be cleaned up by it.
+			select {
+			case <-changed:
+			case <-ctx.Done():
+			}
+			continue
 		}
 		if ctx.Err() != nil {
 			if ambiguous {

@@ -341,3 +341,38 @@ func TestIntegration_CreatorOnlyACL(t *testing.T) {
 	require.NoError(t, h.Err(), "the holder keeps the lock")
 	require.NoError(t, h.Release())
 }
+
+// A Lock called before the session's first connection, whose caller gives
+// up before the server is reached, leaves no node behind once the session
+// connects: a create sent while connecting would run under a session the
+// library could not name, and its cleanup was once dropped, leaving an
+// orphan that blocked the lock for the life of the session (found by the
+// reliability suite, S12, at start-up).
+func TestIntegration_LockBeforeFirstConnectLeavesNothing(t *testing.T) {
+	c := zktest.Start(t)
+	admin := c.Connect(t, 10*time.Second)
+	for _, p := range []string{"/early", "/early/lock"} { // persistent: the create can succeed
+		_, err := admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+	}
+	px := c.Proxy(t)
+	px.Blackhole()
+	s, err := zklock.Connect(c.Servers(), zklock.WithDialer(px.Dialer()), zklock.WithSessionTimeout(sessionTimeout))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	m := newMutex(t, s, "/early/lock")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err = m.Lock(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	px.Heal()
+	require.Eventually(t, func() bool { return s.State() == zklock.StateConnected }, 20*time.Second, 5*time.Millisecond)
+	// Anything the session queued before it connected is answered before
+	// this (one session's requests are served in order).
+	_, _, err = s.Conn().Exists("/")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		children, _, err := admin.Children("/early/lock")
+		return (err == nil || errors.Is(err, zk.ErrNoNode)) && len(children) == 0
+	}, 5*time.Second, 10*time.Millisecond, "a node outlived its Lock call")
+}
