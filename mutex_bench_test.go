@@ -9,8 +9,9 @@ import (
 )
 
 // BenchmarkMutexUncontended measures one acquire+release cycle of an
-// uncontended lock (create, then list and read the token in parallel, then
-// delete). make bench compares it with Curator and the ZooKeeper floor.
+// uncontended lock: create with the listing pipelined behind it (the token
+// comes with the create's reply), then delete; three requests in two round
+// trips. make bench compares it with Curator and the ZooKeeper floor.
 func BenchmarkMutexUncontended(b *testing.B) {
 	c := zktest.Start(b, zktest.WithFsync(true))
 	s := connect(b, c)
