@@ -10,28 +10,44 @@
 //     semmutex, rw; multi: a MultiLock over 2-3 of the mutexes, each
 //     member logged as its own acquisition; leader: a LeaderElection
 //     campaign, a term being a hold). Every step is a JSONL event
-//     (invoke, ok, fail, loss, release, write, zkwrite, stat) with the
-//     holder's session id, node and token, stamped with CLOCK_MONOTONIC (Mono), which is one clock for the
-//     whole machine, so intervals from different processes compare exactly.
+//     (invoke, ok, fail, loss, release, write, zkinvoke, zkwrite, stat,
+//     state) with the holder's session id, node and token, stamped with
+//     CLOCK_MONOTONIC (Mono), which is one clock for the whole machine, so
+//     intervals from different processes compare exactly. The log is
+//     flushed before every external effect, so even a SIGKILLed worker's
+//     effects have their cause on disk. When a worker stops it checks
+//     with goleak that nothing of its sessions still runs.
 //   - The fenced register (cmd/register, Register): its own process; accepts
 //     a write iff its token is at least the highest accepted, checking,
 //     recording and logging in one atomic step; its acceptance log is part
 //     of the history. Holders write to it twice per hold (after acquiring
-//     and just before releasing, so a holder paused mid-hold writes late).
+//     and just before releasing, so a holder paused mid-hold writes late),
+//     each write adding an element to the resource's set, which the
+//     register reports when it stops.
 //   - The ZooKeeper register: holders also write their token with
-//     Multi(hold.Guard(), SetData) to a node per lock; the accepted writes'
-//     mzxids order them.
+//     Multi(hold.Guard(), SetData) to a node per lock, after acquiring and
+//     again before releasing (a resumed holder's guard must be refused);
+//     the suite reads each node once everything has stopped.
 //   - The nemesis (nemesis.go) injects faults through zktest and logs each
 //     as fault-start/fault-end: leader or follower SIGKILL and restart,
 //     leader SIGSTOP, all servers down, worker SIGSTOP past the session
 //     timeout, worker blackhole through its own zktest Proxy, dropped create
 //     replies, server-side session expiry (Cluster.Expire; workers connect
-//     through proxies so their credentials are recorded), and, in process,
-//     a container parent reaped and re-created.
-//   - Checkers C1-C7 (checkers.go), exact and run on every scenario:
-//     exclusion, fencing, tokens, liveness, clean state, loss-signal timing,
-//     API contracts. Each has unit tests on hand-made histories it must
-//     reject and accept (checkers_test.go).
+//     through proxies so their credentials are recorded), SIGKILL of a
+//     leader's worker process (a new process takes its place), and, in
+//     process, a container parent reaped and re-created.
+//   - Checkers C1-C7, exact and run on every scenario: exclusion (C1);
+//     fencing (C2: token order in the register's log and in the ZooKeeper
+//     register's mzxid order, the register's final set against the
+//     acknowledged writes, and porcupine's linearizability check of the
+//     ZooKeeper register as a fenced register, fencing.go); tokens (C3);
+//     liveness (C4, including S2-S4's survival: no loss, no expiry);
+//     clean state (C5: children, dump's ephemerals, wchs's watches, the
+//     workers' goleak); loss-signal timing (C6: a blackholed holder before
+//     the next holder acquires, a paused holder within 1 s of SIGCONT); API
+//     contracts (C7). Each has unit tests on hand-made histories it must
+//     reject and accept (checkers_test.go, fencing_test.go), and C3 a
+//     negative test against a wiped data directory (wipe.go).
 //
 // # Running
 //
