@@ -133,6 +133,9 @@ func TestIntegration_SemaphoreWireLayout(t *testing.T) {
 	require.Empty(t, children(t, s.Conn(), "/sem/layout/locks"), "the internal lock is released once the lease is taken")
 	for _, p := range []string{"/sem/layout", "/sem/layout/locks", "/sem/layout/leases"} {
 		_, stat, err := s.Conn().Get(p)
+		if p == "/sem/layout/locks" && errors.Is(err, zk.ErrNoNode) {
+			continue // an empty container: the server may already have reaped it
+		}
 		require.NoError(t, err)
 		require.Zero(t, stat.EphemeralOwner, p)
 		require.Zero(t, stat.DataLength, "%s: parents are empty containers", p)
