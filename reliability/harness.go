@@ -291,65 +291,67 @@ func (e *Env) finalState() *FinalState {
 	}
 	for i := range e.Sc.Locks {
 		p := LockPath(e.Root, i)
-		for {
-			children, _, err := e.Conn.Children(p)
+		var children []string
+		err := until(deadline, func() (bool, error) {
+			var err error
+			children, _, err = e.Conn.Children(p)
 			if errors.Is(err, zk.ErrNoNode) {
 				children, err = nil, nil
 			}
-			if err == nil && len(children) == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				if err != nil {
-					f.Errors = append(f.Errors, fmt.Sprintf("list %s: %v", p, err))
-				}
-				f.Children[p] = children
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
+			return err == nil && len(children) == 0, err
+		})
+		if err != nil {
+			f.Errors = append(f.Errors, fmt.Sprintf("list %s: %v", p, err))
+		}
+		if len(children) > 0 {
+			f.Children[p] = children
 		}
 	}
 	for i := range e.C.Size() {
-		for {
+		server := strconv.Itoa(i)
+		var left []string
+		if err := until(deadline, func() (bool, error) {
 			out, err := e.C.FourLetter(i, "dump")
-			var left []string
-			if err == nil {
-				left = ephemeralsUnder(out, e.Root+"/")
-			}
-			if err == nil && len(left) == 0 || time.Now().After(deadline) {
-				if err != nil {
-					f.Errors = append(f.Errors, fmt.Sprintf("dump on server %d: %v", i, err))
-				}
-				if len(left) > 0 {
-					f.Ephemerals[strconv.Itoa(i)] = left
-				}
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
+			left = ephemeralsUnder(out, e.Root+"/")
+			return err == nil && len(left) == 0, err
+		}); err != nil {
+			f.Errors = append(f.Errors, fmt.Sprintf("dump on server %d: %v", i, err))
 		}
-		for {
+		if len(left) > 0 {
+			f.Ephemerals[server] = left
+		}
+		n := -1
+		if err := until(deadline, func() (bool, error) {
 			out, err := e.C.FourLetter(i, "wchs")
-			n := -1
+			n = -1
 			if err == nil {
 				n = totalWatches(out)
 			}
-			if n == 0 || time.Now().After(deadline) {
-				if err != nil {
-					f.Errors = append(f.Errors, fmt.Sprintf("wchs on server %d: %v", i, err))
-				}
-				f.Watches[strconv.Itoa(i)] = n
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
+			return n == 0, err
+		}); err != nil {
+			f.Errors = append(f.Errors, fmt.Sprintf("wchs on server %d: %v", i, err))
 		}
+		f.Watches[server] = n
 	}
 	return f
+}
+
+// until polls check every 50 ms until it reports done or deadline passes,
+// and returns the error of its last call.
+func until(deadline time.Time, check func() (bool, error)) error {
+	for {
+		done, err := check()
+		if done || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // readRegister reads lock i's ZooKeeper register after a sync, so that the
 // read is not served from behind the last write.
 func (e *Env) readRegister(i int) (RegisterRead, error) {
-	p := fmt.Sprintf("%s-reg/lock-%d", e.Root, i)
+	p := RegisterPath(e.Root, i)
 	r := RegisterRead{T0: Mono()}
 	if _, err := e.Conn.Sync(p); err != nil {
 		return r, fmt.Errorf("sync %s: %w", p, err)

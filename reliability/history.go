@@ -42,6 +42,7 @@ type History struct {
 	Faults  []Interval
 	Invokes map[string]Event // hold id -> invoke
 	Outcome map[string]Event // hold id -> ok or fail
+	kills   map[string]int64 // worker -> when its process was SIGKILLed
 }
 
 // Analyze builds a History from events (sorted here).
@@ -88,6 +89,12 @@ func Analyze(evs []Event) *History {
 	sort.SliceStable(h.Acqs, func(i, j int) bool { return h.Acqs[i].Start < h.Acqs[j].Start })
 	// A SIGKILLed process holds nothing from the moment it dies (its node
 	// lives on until its session expires, which the next holder waits for).
+	h.kills = map[string]int64{}
+	for _, f := range h.Faults {
+		if _, seen := h.kills[f.Target]; f.Fault == FaultKillClient && !seen {
+			h.kills[f.Target] = f.Start
+		}
+	}
 	for _, a := range h.Acqs {
 		if kt, ok := h.killed(a.Worker); ok && a.Start <= kt && a.End > kt {
 			a.End, a.Killed = kt, true
@@ -113,12 +120,8 @@ func (h *History) sessionAt(w string, c int, t int64) int64 {
 
 // killed returns when worker w's process was SIGKILLed, if it was.
 func (h *History) killed(w string) (int64, bool) {
-	for _, f := range h.Faults {
-		if f.Fault == FaultKillClient && f.Target == w {
-			return f.Start, true
-		}
-	}
-	return 0, false
+	t, ok := h.kills[w]
+	return t, ok
 }
 
 // paused reports whether worker w's process was SIGSTOPped at some time in

@@ -110,7 +110,7 @@ func Run(t testing.TB, sc *Scenario) Result {
 	mustCreate(t, e.Conn, e.Root)
 	mustCreate(t, e.Conn, e.Root+"-reg")
 	for i := range sc.Locks {
-		mustCreate(t, e.Conn, fmt.Sprintf("%s-reg/lock-%d", e.Root, i))
+		mustCreate(t, e.Conn, RegisterPath(e.Root, i))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), sc.Duration)
 	defer cancel()

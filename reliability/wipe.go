@@ -42,7 +42,7 @@ func WipedDataDir(ctx context.Context, e *Env) {
 	// old connections retry forever), so the suite needs a new connection;
 	// and its own nodes went with the data: make them again.
 	e.Conn = e.C.Connect(e.T, 10*time.Second)
-	for _, p := range []string{"/reliability", e.Root, e.Root + "-reg", e.Root + "-reg/lock-0"} {
+	for _, p := range []string{"/reliability", e.Root, e.Root + "-reg", RegisterPath(e.Root, 0)} {
 		if err := createRetry(ctx, e.Conn, p); err != nil {
 			e.T.Errorf("create %s after the wipe: %v", p, err)
 			return

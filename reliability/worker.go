@@ -40,6 +40,10 @@ type WorkerConfig struct {
 // LockPath returns the path of lock i.
 func LockPath(root string, i int) string { return fmt.Sprintf("%s/lock-%d", root, i) }
 
+// RegisterPath returns the path of lock i's ZooKeeper register (a child of
+// the -zkreg parent, root + "-reg").
+func RegisterPath(root string, i int) string { return LockPath(root+"-reg", i) }
+
 // RunWorker runs the clients until ctx ends, then releases, closes every
 // session and returns. Every step is logged to log.
 func RunWorker(ctx context.Context, cfg WorkerConfig, log *Log) error {
