@@ -20,7 +20,8 @@ var (
 	// ErrLost is the cause of a hold's context cancellation when the lock may
 	// have been lost: the session expired, the connection stayed suspended past
 	// the loss limit, or the holder's node vanished or changed owner. It wraps
-	// the precise reason (ErrSessionExpired, ErrSuspended, ErrNodeGone).
+	// the precise reason (ErrSessionExpired, ErrSuspended, ErrNodeDeleted,
+	// ErrNodeGone).
 	ErrLost = errors.New("zklock: lock lost")
 
 	// ErrSuspended is the reason for a loss when the connection to ZooKeeper
@@ -32,9 +33,14 @@ var (
 	// zk.ErrSessionExpired.
 	ErrSessionExpired = wrapSentinel("zklock: session expired", zk.ErrSessionExpired)
 
-	// ErrNodeGone is the reason for a loss when, after a reconnect, the
-	// holder's node is missing or owned by another session.
+	// ErrNodeGone is the reason for a loss when the holder's node is missing
+	// or is not the node the holder created (owned by another session).
 	ErrNodeGone = errors.New("zklock: lock node gone or owned by another session")
+
+	// ErrNodeDeleted is the reason for a loss when the holder's node was
+	// deleted by someone other than the holder (an operator forcing a
+	// handover, another client) or found missing. It wraps ErrNodeGone.
+	ErrNodeDeleted = wrapSentinel("zklock: lock node deleted", ErrNodeGone)
 
 	// ErrReleased is the cause of a hold's context cancellation after its last
 	// release.

@@ -59,10 +59,16 @@ func requestsPerHandoff(t *testing.T, c *zktest.Cluster, sessions, n, k int) flo
 		}
 	}()
 	h := <-acquired
-	// Every waiter is parked once the server holds one watch per waiter.
+	// Every waiter is parked once the server holds one watch per waiter,
+	// plus the holder's on its own node where no waiter of its session
+	// provides it (ZooKeeper keeps one watch per session and path).
+	watches := n
+	if sessions > 1 {
+		watches++
+	}
 	require.Eventually(t, func() bool {
 		out, err := c.FourLetter(0, "wchs")
-		return err == nil && strings.Contains(out, fmt.Sprintf("Total watches:%d\n", n))
+		return err == nil && strings.Contains(out, fmt.Sprintf("Total watches:%d\n", watches))
 	}, time.Minute, 20*time.Millisecond)
 	total := func() int {
 		sum := 0
@@ -98,16 +104,18 @@ func TestIntegration_HandoffCostIsConstant(t *testing.T) {
 
 	// Across sessions a handoff is the holder's delete plus, at most, one
 	// listing by the next holder (none when it was already next in line
-	// when it listed).
+	// when it listed), and the next holder's watch on its own node (its
+	// successor is in the other session, so it does not provide one).
 	small := requestsPerHandoff(t, c, 2, 10, 8)
 	large := requestsPerHandoff(t, c, 2, 1000, 8)
 	t.Logf("across 2 sessions: %.2f requests per handoff at 10 waiters, %.2f at 1000", small, large)
-	require.LessOrEqual(t, small, 2.0)
-	require.LessOrEqual(t, large, 2.0, "a handoff must cost the same whatever the queue length")
+	require.LessOrEqual(t, small, 3.0)
+	require.LessOrEqual(t, large, 3.0, "a handoff must cost the same whatever the queue length")
 	require.InDelta(t, small, large, 0.5)
 
 	// Within one session the holder hands the lock to its successor
-	// directly: the delete is the only request.
+	// directly, and the successor's own successor already watches its node
+	// for the session: the delete is the only request.
 	small = requestsPerHandoff(t, c, 1, 10, 8)
 	large = requestsPerHandoff(t, c, 1, 1000, 8)
 	t.Logf("within one session: %.2f requests per handoff at 10 waiters, %.2f at 1000", small, large)

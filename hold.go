@@ -38,15 +38,17 @@ type hold struct {
 	key      holdKey
 	path     string // the lock path
 	node     string // our node's full path
-	token    int64  // czxid of our node
+	token    int64  // the fencing token: our node's czxid, or a downgraded write hold's
+	czxid    int64  // our node's czxid
 	sid      int64  // the session that owns our node
 	acquired time.Time
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	onEnd    func() // the recipe's own clean-up at the last release or loss
 
-	revoked chan struct{} // closed when revocation is requested; nil if not revocable
-	handoff bool          // an exclusive queue: releasing hands the lock to a local successor
+	revoked    chan struct{} // closed when revocation is requested; nil if not revocable
+	revokeSeen bool          // revoked is closed (under mu)
+	handoff    bool          // an exclusive queue: releasing hands the lock to a local successor
 
 	mu    sync.Mutex
 	count int
@@ -66,21 +68,21 @@ type holdKey struct {
 func (s *Session) newHold(ctx context.Context, q *queue, e *entry, start time.Time) (*Hold, error) {
 	h := &hold{
 		s: s, key: holdKey{s, q.dir, q.mark}, path: q.path,
-		node: e.node(), token: e.stat.Czxid, sid: e.stat.EphemeralOwner,
+		node: e.node(), token: e.stat.Czxid, czxid: e.stat.Czxid, sid: e.stat.EphemeralOwner,
 		acquired: time.Now(), count: 1, handoff: q.jump,
 	}
 	if q.token != 0 {
 		h.token = q.token
 	}
 	h.ctx, h.cancel = context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), h.key, h))
+	if q.cfg.revocable {
+		h.revoked = make(chan struct{})
+	}
 	if err := s.register(h); err != nil {
 		h.cancel(err)
 		return nil, err
 	}
-	if q.cfg.revocable {
-		h.revoked = make(chan struct{})
-		s.bg.Go(h.watchRevocation)
-	}
+	s.watchNode(h)
 	s.log.Debug("zklock: acquired", "path", q.path, "node", h.node, "token", h.token)
 	s.observe(Event{Kind: EventAcquired, Path: q.path, Node: h.node, Token: h.token, Wait: time.Since(start)})
 	return &Hold{h: h}, nil

@@ -41,7 +41,12 @@ func (s *Session) lossLimit() time.Duration {
 // onEvent is go-zookeeper's event callback. It runs on the connection's own
 // goroutine, so it only updates state and never calls ZooKeeper.
 func (s *Session) onEvent(ev zk.Event) {
-	if ev.Type != zk.EventSession {
+	switch ev.Type {
+	case zk.EventNodeDeleted, zk.EventNodeDataChanged, zk.EventNotWatching:
+		s.onNodeEvent(ev)
+		return
+	case zk.EventSession:
+	default:
 		return
 	}
 	switch ev.State {
@@ -68,16 +73,18 @@ func (s *Session) connected(sid int64) {
 	lost := s.takeHoldsLocked(func(h *hold) bool { return h.sid != sid })
 	var verify []*hold
 	if wasSuspended {
-		for h := range s.holds {
+		for _, h := range s.holds {
 			verify = append(verify, h)
 		}
+	}
+	if len(verify) > 0 {
+		// Check that every hold's node survived the disconnection, and
+		// watch it again (Curator's CURATOR-696).
+		s.goLocked(func() { s.recheckAll(verify) })
 	}
 	s.unlock()
 	for _, h := range lost {
 		s.lose(h, ErrSessionExpired)
-	}
-	if len(verify) > 0 {
-		s.bg.Go(func() { s.verify(verify) })
 	}
 }
 
@@ -123,26 +130,11 @@ func (s *Session) expired() {
 	}
 	s.stopLossTimerLocked()
 	s.setStateLocked(StateExpired)
+	s.armed = nil // the servers dropped the session's watches
 	lost := s.takeHoldsLocked(func(*hold) bool { return true })
 	s.unlock()
 	for _, h := range lost {
 		s.lose(h, ErrSessionExpired)
-	}
-}
-
-// verify checks, after a reconnect within the same session, that every hold's
-// node still exists and is owned by this session (Curator's CURATOR-696).
-func (s *Session) verify(holds []*hold) {
-	for _, h := range holds {
-		ok, stat, err := s.conn.Exists(h.node)
-		switch {
-		case err != nil:
-			// A new disconnection or expiry is handled by its own event.
-		case !ok || stat.EphemeralOwner != h.sid:
-			if s.unregister(h) {
-				s.lose(h, ErrNodeGone)
-			}
-		}
 	}
 }
 
@@ -199,7 +191,7 @@ func (s *Session) register(h *hold) error {
 	case s.state == StateSuspended && s.lossFired:
 		return ErrSuspended
 	}
-	s.holds[h] = struct{}{}
+	s.holds[h.node] = h
 	return nil
 }
 
@@ -207,20 +199,34 @@ func (s *Session) register(h *hold) error {
 func (s *Session) unregister(h *hold) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.holds[h]
-	delete(s.holds, h)
-	return ok
+	return s.unregisterLocked(h)
+}
+
+func (s *Session) unregisterLocked(h *hold) bool {
+	if s.holds[h.node] != h {
+		return false
+	}
+	delete(s.holds, h.node)
+	return true
 }
 
 func (s *Session) takeHoldsLocked(match func(*hold) bool) []*hold {
 	var out []*hold
-	for h := range s.holds {
+	for node, h := range s.holds {
 		if match(h) {
 			out = append(out, h)
-			delete(s.holds, h)
+			delete(s.holds, node)
 		}
 	}
 	return out
+}
+
+// goLocked runs f in the background unless the session is closed; s.mu is
+// held, so Close cannot be waiting for the background work yet.
+func (s *Session) goLocked(f func()) {
+	if s.state != StateClosed {
+		s.bg.Go(f)
+	}
 }
 
 // lose ends a hold that may no longer be exclusive, and deletes its node in
@@ -232,7 +238,9 @@ func (s *Session) lose(h *hold, reason error) {
 	}
 	s.log.Warn("zklock: lock lost", "node", h.node, "token", h.token, "reason", reason.Error())
 	s.observe(Event{Kind: EventLost, Path: h.path, Node: h.node, Token: h.token, Held: time.Since(h.acquired), Err: err})
-	if !errors.Is(reason, ErrSessionExpired) && !errors.Is(reason, ErrClosed) {
+	// The node went with an expired session, or is gone or someone
+	// else's: only a node we may still own (suspended too long) is deleted.
+	if !errors.Is(reason, ErrSessionExpired) && !errors.Is(reason, ErrClosed) && !errors.Is(reason, ErrNodeGone) {
 		s.cleaner.deleteNode(h.node, h.sid)
 	}
 }

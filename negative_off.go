@@ -12,4 +12,7 @@ const (
 	// negStringSort (N4): order contenders by their names as strings
 	// instead of by sequence number.
 	negStringSort = false
+	// negNoNodeWatch (N5): holders do not watch their own node, so a
+	// deletion by another client goes unnoticed while connected.
+	negNoNodeWatch = false
 )

@@ -8,14 +8,16 @@ import "os"
 // controls, selected with ZKLOCK_NEGATIVE in a build with the tag
 // zklock_negative. Test-only: never ship such a build.
 var (
-	negTrustWatch = os.Getenv("ZKLOCK_NEGATIVE") == "N2"
-	negStringSort = os.Getenv("ZKLOCK_NEGATIVE") == "N4"
+	negTrustWatch  = os.Getenv("ZKLOCK_NEGATIVE") == "N2"
+	negStringSort  = os.Getenv("ZKLOCK_NEGATIVE") == "N4"
+	negNoNodeWatch = os.Getenv("ZKLOCK_NEGATIVE") == "N5"
 )
 
 // SetNegativeControl switches the library's negative-control hooks in the
-// current process ("N2", "N4", or "" for none). It exists only in builds
+// current process ("N2", "N4", "N5", or "" for none). It exists only in builds
 // with the zklock_negative tag; call it before any session starts.
 func SetNegativeControl(name string) {
 	negTrustWatch = name == "N2"
 	negStringSort = name == "N4"
+	negNoNodeWatch = name == "N5"
 }

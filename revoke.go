@@ -1,7 +1,6 @@
 package zklock
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -47,29 +46,3 @@ func Revoke(ctx context.Context, s *Session, nodePath string) error {
 // revocable. A request made while the hold was still queued is seen as soon
 // as it is acquired. The hold stays valid: releasing is up to the holder.
 func (h *Hold) Revoked() <-chan struct{} { return h.h.revoked }
-
-// watchRevocation watches the holder's own node until the hold ends and
-// closes revoked when its data becomes "__REVOKE__".
-func (h *hold) watchRevocation() {
-	for attempt := 0; ; {
-		data, _, ch, err := h.s.conn.GetW(h.node)
-		switch {
-		case err == nil && bytes.Equal(data, revokeMessage):
-			close(h.revoked)
-			return
-		case errors.Is(err, zk.ErrNoNode):
-			return // the hold is ending; its loss or release reports it
-		case err != nil:
-			if h.s.cfg.retry.sleep(h.ctx, attempt) != nil {
-				return
-			}
-			attempt++
-			continue
-		}
-		select {
-		case <-ch:
-		case <-h.ctx.Done():
-			return
-		}
-	}
-}

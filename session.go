@@ -68,8 +68,9 @@ type Session struct {
 	mu          sync.Mutex
 	state       State
 	sid         int64
-	changed     chan struct{} // closed and replaced on every state change
-	holds       map[*hold]struct{}
+	changed     chan struct{}       // closed and replaced on every state change
+	holds       map[string]*hold    // registered holds by their node's path
+	armed       map[string]struct{} // our paths the session has a data watch on (see nodewatch.go)
 	lossTimer   *time.Timer
 	lossFired   bool    // the loss limit fired during the current suspension
 	suspensions int     // counts suspensions, so a stale loss timer can tell
@@ -107,7 +108,7 @@ func Connect(servers []string, opts ...SessionOption) (*Session, error) {
 		log:     cfg.logger,
 		epoch:   time.Now(),
 		changed: make(chan struct{}),
-		holds:   make(map[*hold]struct{}),
+		holds:   make(map[string]*hold),
 		quit:    make(chan struct{}),
 	}
 	s.cleaner.s = s

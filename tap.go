@@ -27,8 +27,9 @@ type tapConn struct {
 	scan replyScanner
 
 	mu       sync.Mutex
-	wrote    bool      // the ConnectRequest (the first write) is out
-	inflight []request // written and not yet answered, oldest first
+	wrote    bool             // the ConnectRequest (the first write) is out
+	inflight []request        // written and not yet answered, oldest first
+	watches  map[int32]string // getData requests with a watch on one of our paths, by xid
 }
 
 // request is one request on the wire: its xid (connectXid for the
@@ -40,6 +41,7 @@ type request struct {
 
 const (
 	opCreate      = 1
+	opGetData     = 4
 	xidWatchEvent = -1       // a notification: answers no request
 	connectXid    = -1 << 31 // stands for the ConnectRequest, which has no xid
 	maxInflight   = 1 << 16  // beyond this the tap stops matching (and falls back)
@@ -47,14 +49,45 @@ const (
 
 func (c *tapConn) Write(p []byte) (int, error) {
 	c.sending(p)
-	// A create request: length(4) xid(4) type(4) path(len 4 + bytes) ...
-	if len(p) >= 16 && int32(binary.BigEndian.Uint32(p[8:12])) == opCreate {
+	// A create or getData request: length(4) xid(4) type(4) path(len 4 +
+	// bytes), then for getData the watch flag (1 byte).
+	if len(p) >= 16 {
+		xid, op := int32(binary.BigEndian.Uint32(p[4:8])), int32(binary.BigEndian.Uint32(p[8:12]))
 		n := int(binary.BigEndian.Uint32(p[12:16]))
-		if n > 0 && 16+n <= len(p) {
-			c.s.creates.sent(int32(binary.BigEndian.Uint32(p[4:8])), string(p[16:16+n]))
+		switch {
+		case n <= 0 || 16+n > len(p):
+		case op == opCreate:
+			c.s.creates.sent(xid, string(p[16:16+n]))
+		case op == opGetData && 16+n < len(p) && p[16+n] == 1:
+			c.watching(xid, string(p[16:16+n]))
 		}
 	}
 	return c.Conn.Write(p)
+}
+
+// watching records a getData with a watch on one of our paths: once it is
+// answered without error, the session has a data watch on the path.
+func (c *tapConn) watching(xid int32, path string) {
+	if !strings.Contains(path, "/_c_") {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.watches == nil {
+		c.watches = make(map[int32]string)
+	}
+	if len(c.watches) < maxInflight {
+		c.watches[xid] = path
+	}
+}
+
+// watched reports the path of the watched getData that xid answers, if any.
+func (c *tapConn) watched(xid int32) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.watches[xid]
+	delete(c.watches, xid)
+	return p, ok
 }
 
 // sending records a request before it is written, so that its reply cannot
@@ -183,6 +216,11 @@ func (r *replyScanner) frame(b []byte, c *tapConn) {
 	zxid := int64(binary.BigEndian.Uint64(b[4:12]))
 	ok := binary.BigEndian.Uint32(b[12:16]) == 0
 	c.s.creates.replied(xid, zxid, ok)
+	if p, watch := c.watched(xid); watch && ok {
+		// This reply precedes, in the stream, every notification of the
+		// watch it set, so the session learns of the watch first.
+		c.s.armedWatch(p)
+	}
 }
 
 // createTracker matches our create requests (by path) with the zxids of
