@@ -49,13 +49,15 @@ var (
 	// ErrClosed is returned by operations on a closed Session.
 	ErrClosed = errors.New("zklock: session closed")
 
-	// ErrInvalidPath is returned for a lock path that is empty, relative, ends
-	// in a slash or contains an empty or "." or ".." element.
-	ErrInvalidPath = errors.New("zklock: invalid path")
-
-	// ErrInvalidArgument is returned for other bad input, such as a nil
-	// session or a non-positive lease count.
+	// ErrInvalidArgument is returned for bad input, such as a nil session or
+	// context, a non-positive lease count, or node data too large for
+	// ZooKeeper. Bad input fails only the call that carries it, at once:
+	// nothing is sent to ZooKeeper.
 	ErrInvalidArgument = errors.New("zklock: invalid argument")
+
+	// ErrInvalidPath is returned for a path ZooKeeper would refuse or that
+	// cannot be a lock (see ValidatePath). It wraps ErrInvalidArgument.
+	ErrInvalidPath = wrapSentinel("zklock: invalid path", ErrInvalidArgument)
 
 	// ErrUpgrade is returned when a read holder asks for the write half of the
 	// same read-write lock: an upgrade could deadlock, so it is refused at once.

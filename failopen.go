@@ -52,8 +52,11 @@ func (h *Hold) Exclusive() bool { return h.h.node != "" }
 // not connected, so callers can tell "ZooKeeper is down" from "the lock was
 // busy until the deadline".
 func (q *queue) unreachable(err error) error {
-	if err == nil || errors.Is(err, ErrUnreachable) {
+	if err == nil || errors.Is(err, ErrUnreachable) || errors.Is(err, ErrClosed) {
 		return err
+	}
+	if q.s.State() == StateClosed { // the session closed under the call
+		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
 	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && !isConnErr(err) {
 		return err

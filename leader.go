@@ -148,9 +148,6 @@ func (e *LeaderElection) Leader(ctx context.Context) (Participant, error) {
 
 // Participants returns the participants in queue order, the leader first.
 func (e *LeaderElection) Participants(ctx context.Context) ([]Participant, error) {
-	if ctx == nil {
-		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
-	}
 	return participants(ctx, e.q.s, e.q.dir, e.q.decide)
 }
 
@@ -217,19 +214,15 @@ func (e *LeaderElection) Run(ctx context.Context, fn func(ctx context.Context, l
 // does not apply to it. The CURATOR-696 check is made as in Run. On failure
 // it returns a nil hold and an error, as Mutex.Lock does.
 func (e *LeaderElection) Campaign(ctx context.Context) (*Hold, error) {
-	if ctx == nil {
-		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
-	}
-	return e.campaign(ctx, false)
+	h, err := e.campaign(ctx, false)
+	return h, e.q.unreachable(err)
 }
 
 // TryCampaign is Campaign that never waits: if another participant leads
 // or queues, it returns ErrLocked having written nothing.
 func (e *LeaderElection) TryCampaign(ctx context.Context) (*Hold, error) {
-	if ctx == nil {
-		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
-	}
-	return e.campaign(ctx, true)
+	h, err := e.campaign(ctx, true)
+	return h, e.q.unreachable(err)
 }
 
 // requeueable: the campaign failed for a reason that a new campaign, on
@@ -243,8 +236,8 @@ func requeueable(err error) bool {
 // Mutex.Lock it never re-enters: a context carrying a hold of this path
 // still campaigns as a new participant.
 func (e *LeaderElection) campaign(ctx context.Context, try bool) (*Hold, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, context.Cause(ctx)
+	if err := e.q.s.begin(ctx); err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	en, err := e.q.acquire(ctx, try)

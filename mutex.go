@@ -42,7 +42,11 @@ func newQueue(s *Session, lockPath, dir, mark string, opts []Option) (queue, err
 	if err := ValidatePath(lockPath); err != nil {
 		return queue{}, err
 	}
-	return queue{s: s, path: lockPath, dir: dir, mark: mark, cfg: newLockConfig(opts)}, nil
+	cfg := newLockConfig(opts)
+	if err := checkRequestSize(dir, cfg.data, cfg.acl); err != nil {
+		return queue{}, err
+	}
+	return queue{s: s, path: lockPath, dir: dir, mark: mark, cfg: cfg}, nil
 }
 
 // Path returns the lock path.
@@ -73,8 +77,8 @@ func (m *Mutex) Participants(ctx context.Context) ([]Participant, error) {
 
 // lock is the acquire path shared by every recipe built on a queue.
 func (q *queue) lock(ctx context.Context, try bool) (*Hold, error) {
-	if ctx == nil {
-		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	if err := q.s.begin(ctx); err != nil {
+		return nil, err
 	}
 	if q.cfg.failOpen > 0 {
 		return q.lockFailOpen(ctx, try)

@@ -3,6 +3,7 @@ package zklock
 import (
 	"math/rand/v2"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,11 +116,18 @@ func TestProtectedPrefix(t *testing.T) {
 }
 
 func TestValidatePath(t *testing.T) {
-	for _, p := range []string{"/a", "/locks/a", "/locks/a-b_c.d"} {
+	for _, p := range []string{"/a", "/locks/a", "/locks/a-b_c.d", "/a/.b", "/a/..b", "/a/b.", "/zookeeperx",
+		"/locks/caf\u00e9", "/" + strings.Repeat("a", maxPath-1)} {
 		require.NoError(t, ValidatePath(p), p)
+		require.Empty(t, javaValidatePath(p), p)
 	}
-	for _, p := range []string{"", "/", "a", "locks/a", "/a/", "//a", "/a//b", "/a/./b", "/a/../b", "/a\x00b"} {
-		require.ErrorIs(t, ValidatePath(p), ErrInvalidPath, "%q", p)
+	for _, p := range []string{"", "/", "a", "locks/a", "/a/", "//a", "/a//b", "/a/./b", "/a/../b", "/a/.", "/a/..",
+		"/a\x00b", "/a\x01b", "/a\x7fb", "/a\u0085b", "/a\ue000b", "/a\ufff0b", "/a\U0001F512", "/a\xffb",
+		"/zookeeper", "/zookeeper/quota", "/" + strings.Repeat("a", maxPath), "/" + strings.Repeat("a", 1<<20)} {
+		err := ValidatePath(p)
+		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
+		require.ErrorIs(t, err, ErrInvalidArgument, "%q", p)
+		require.Less(t, len(err.Error()), 200, "the message quotes a long path in part only")
 	}
 }
 

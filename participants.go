@@ -29,6 +29,9 @@ func Participants(ctx context.Context, s *Session, path string) ([]Participant, 
 	if s == nil {
 		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)
 	}
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
 	if err := ValidatePath(path); err != nil {
 		return nil, err
 	}
@@ -49,10 +52,13 @@ func anyRecipe(cs []contender, ours int) (bool, int) { return rwView(cs, ours) }
 // participants lists dir's contenders in queue order with their data and
 // stats, read concurrently; a node that vanishes meanwhile is left out.
 func participants(ctx context.Context, s *Session, dir string, decide func([]contender, int) (bool, int)) ([]Participant, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, context.Cause(ctx)
+	if err := s.begin(ctx); err != nil {
+		return nil, err
 	}
-	children, _, err := s.conn.Children(dir)
+	if err := s.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	children, _, err := call2(ctx, func() ([]string, *zk.Stat, error) { return s.conn.Children(dir) })
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil
 	}
@@ -67,7 +73,7 @@ func participants(ctx context.Context, s *Session, dir string, decide func([]con
 		holds, _ := decide(cs, i)
 		out[i] = Participant{Node: c.name, Path: dir + "/" + c.name, Kind: c.kind, Sequence: c.seq, Holds: holds}
 		wg.Go(func() {
-			data, stat, err := s.conn.Get(out[i].Path)
+			data, stat, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.conn.Get(out[i].Path) })
 			if err != nil {
 				errs[i] = err
 				return

@@ -19,6 +19,7 @@ import (
 const (
 	pipeOpCreate       = 1
 	pipeOpDelete       = 2
+	pipeOpGetData      = 4
 	pipeOpPing         = 11
 	pipeOpGetChildren2 = 12 // go-zookeeper's Children
 )
@@ -116,8 +117,8 @@ func TestCreateTrackerWritten(t *testing.T) {
 }
 
 // An uncontended Lock decides on the listing pipelined behind its create and
-// sends no listing of its own: still three requests per cycle (create,
-// getChildren, delete), one round trip fewer. TryLock's probe listing comes
+// sends no listing of its own: four requests per cycle (create,
+// getChildren, the holder's watch on its node, delete) in two round trips. TryLock's probe listing comes
 // on top, as before.
 func TestIntegration_PipelinedListingUncontended(t *testing.T) {
 	c := zktest.Start(t)
@@ -143,7 +144,9 @@ func TestIntegration_PipelinedListingUncontended(t *testing.T) {
 	require.Zero(t, got.missed-before.missed)
 	require.Zero(t, got.failed-before.failed)
 	require.Positive(t, got.early-before.early, "the listing is never sent before the create's reply is back: not pipelined")
-	require.Equal(t, map[int32]int{pipeOpCreate: n + 1, pipeOpGetChildren2: n + 2, pipeOpDelete: n + 1}, requests(px))
+	// The holder's watch on its own node (a getData) is sent without waiting
+	// for its reply: a request more, no round trip more.
+	require.Equal(t, map[int32]int{pipeOpCreate: n + 1, pipeOpGetChildren2: n + 2, pipeOpGetData: n + 1, pipeOpDelete: n + 1}, requests(px))
 }
 
 // The first create in a directory that does not exist yet fails with
@@ -228,9 +231,10 @@ func TestIntegration_PipelinedListingContended(t *testing.T) {
 			return err == nil && strings.Contains(out, fmt.Sprintf("Total watches:%d\n", n))
 		}
 	}
-	require.Eventually(t, watches(1), time.Minute, 5*time.Millisecond, "b watches a")
+	// a watches its own node; b (another session) watches it too.
+	require.Eventually(t, watches(2), time.Minute, 5*time.Millisecond, "b watches a")
 	go func() { h, err := mc.Lock(context.Background()); rc <- result{h, err} }()
-	require.Eventually(t, watches(2), time.Minute, 5*time.Millisecond, "c watches b")
+	require.Eventually(t, watches(3), time.Minute, 5*time.Millisecond, "c watches b")
 	require.Equal(t, int64(1), pb.used.Load(), "b decided to wait on its pipelined listing")
 	require.Equal(t, int64(1), pc.used.Load())
 

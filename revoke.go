@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -16,25 +17,28 @@ var revokeMessage = []byte("__REVOKE__")
 // writing Curator's "__REVOKE__" to the node, as Curator's
 // Revoker.attemptRevoke does. It reaches zklock holds made with
 // WithRevocable and Curator locks made revocable; other holders ignore it.
-// A node that is already gone is not an error. ctx is checked before the
-// request; a nil ctx or session is an error wrapping ErrInvalidArgument.
+// nodePath must name a contender's node (as Participant.Path does), not a
+// lock path: anything whose name is not a lock node's is refused with
+// ErrInvalidArgument, and nothing is written. A node that is already gone
+// is not an error. The request is bounded by ctx; a nil ctx or session is
+// an error wrapping ErrInvalidArgument, a closed session ErrClosed.
 func Revoke(ctx context.Context, s *Session, nodePath string) error {
-	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
-	}
 	if s == nil {
 		return fmt.Errorf("%w: nil session", ErrInvalidArgument)
+	}
+	if err := s.begin(ctx); err != nil {
+		return err
 	}
 	if err := ValidatePath(nodePath); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return context.Cause(ctx)
+	if _, ok := parseContender(path.Base(nodePath)); !ok {
+		return fmt.Errorf("%w: %s is not a lock node (a lock path? revoke one of its participants' nodes)", ErrInvalidArgument, nodePath)
 	}
 	if err := s.waitReady(ctx); err != nil { // credentials first, as for a lock
 		return err
 	}
-	_, err := s.conn.Set(nodePath, revokeMessage, -1)
+	_, err := call(ctx, func() (*zk.Stat, error) { return s.conn.Set(nodePath, revokeMessage, -1) }, nil)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return fmt.Errorf("zklock: revoke %s: %w", nodePath, err)
 	}

@@ -87,9 +87,6 @@ func (m *Semaphore) Leases() int { return m.leases }
 // mutex and a lease is granted before the next is created, so a node beyond
 // the lease count is the one participant still waiting for a lease.
 func (m *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
-	if ctx == nil {
-		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
-	}
 	leases := m.leases
 	return participants(ctx, m.s, m.lease.dir, func(_ []contender, i int) (bool, int) { return i < leases, -1 })
 }
@@ -138,8 +135,8 @@ func (m *Semaphore) AcquireN(ctx context.Context, n int) ([]*Hold, error) {
 
 // acquire takes n leases under the internal mutex.
 func (m *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Hold, error) {
-	if ctx == nil {
-		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	if err := m.s.begin(ctx); err != nil {
+		return nil, err
 	}
 	hs, err := m.acquireOnce(ctx, n, try)
 	return hs, m.lease.unreachable(err)

@@ -164,10 +164,27 @@ func (s *Session) waitReady(ctx context.Context) error {
 	}
 }
 
+// begin checks what every operation checks first: a usable context, an
+// open session, and a context not yet ended.
+func (s *Session) begin(ctx context.Context) error {
+	switch {
+	case ctx == nil:
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	case s.State() == StateClosed:
+		return ErrClosed
+	case ctx.Err() != nil:
+		return context.Cause(ctx)
+	}
+	return nil
+}
+
 // WaitConnected waits until the session is connected (and its credentials,
 // if any, are accepted), ctx ends, or the session is closed. It does not
 // have to be called: operations wait for the connection on their own.
 func (s *Session) WaitConnected(ctx context.Context) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
 	if err := s.waitReady(ctx); err != nil {
 		return err
 	}
