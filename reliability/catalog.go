@@ -113,6 +113,14 @@ func Scenarios(mode Mode) []*Scenario {
 	sm5.Nemesis = PauseHolder(d(0, 7*s, 7*s), T+T/2)
 	out = append(out, sm5)
 
+	s17 := base("S17", "holder's node deleted by another client", 1, d(6*s, 25*s, 120*s))
+	// One hold in 40 lasts T, so that deletions find long holders too: a
+	// holder that missed the deletion would overlap its successor for
+	// longer than C1's DeleteGrace.
+	s17.LongEvery, s17.LongHold = 40, T
+	s17.Nemesis = DeleteHolderNode(d(150*time.Millisecond, 150*time.Millisecond, 150*time.Millisecond))
+	out = append(out, s17)
+
 	s8 := base("S8", "dropped create replies", 1, d(0, 20*s, 60*s))
 	s8.Proxies = true
 	s8.Nemesis = DropCreates(d(0, 500*time.Millisecond, 500*time.Millisecond))
@@ -149,5 +157,9 @@ func Negatives() []*Scenario {
 	n3.Nemesis = BlackholeHolder(4*s, T+T/2)
 	n4 := base("S1", "N4", "mutex contention, no faults")
 	n4.Duration = 10 * s
-	return []*Scenario{n1, n2, n3, n4}
+	n5 := base("S17", "N5", "holder's node deleted by another client")
+	n5.LongEvery, n5.LongHold = 10, 3*T
+	n5.Nemesis = DeleteHolderNode(150 * time.Millisecond)
+	n5.Duration = 15 * s
+	return []*Scenario{n1, n2, n3, n4, n5}
 }

@@ -18,7 +18,8 @@ const (
 	FaultExpire          = "expire-session"
 	FaultDropCreate      = "drop-create-reply"
 	FaultReapParent      = "reap-parent"
-	FaultWipe            = "wipe-data-dir" // negative test of C3 only
+	FaultDeleteNode      = "delete-holder-node" // another client deletes the holder's node (target: the node)
+	FaultWipe            = "wipe-data-dir"      // negative test of C3 only
 )
 
 // Violation is one checker finding.
@@ -38,6 +39,11 @@ type CheckConfig struct {
 	// Idle: the longest time a lock may sit free while someone waits for it
 	// outside fault windows (C4).
 	Idle time.Duration
+	// DeleteGrace: how long after another client deleted a holder's node the
+	// holder may keep believing it holds (C1): its loss signal must come
+	// within this bound (the library's watch delivers it within one
+	// notification). Zero means 1 s.
+	DeleteGrace time.Duration
 	// LossLimit is the workers' loss limit (2/3 of the session timeout by
 	// default); Resume is how soon after SIGCONT a holder paused for longer
 	// than that must have seen its loss or released (C6; 0: unchecked).
@@ -123,6 +129,12 @@ func CheckExclusion(h *History, cfg CheckConfig) []Violation {
 				if x, xend := h.faultOn(FaultExpire, fmt.Sprintf("%#x", a.Session), a.Start, b.Start); x && a.End != math.MaxInt64 && a.End <= xend+int64(cfg.PauseGrace) {
 					continue
 				}
+				// Another client deleted a's node: a forced handover, which
+				// a must learn of at once. Tolerated only if a's hold ended
+				// within DeleteGrace of the deletion.
+				if d, ok := h.deletedAt(a.Node, a.Start, b.Start); ok && a.End != math.MaxInt64 && a.End <= d+int64(cfg.deleteGrace()) {
+					continue
+				}
 				end := "never"
 				if a.End != math.MaxInt64 {
 					end = ms(a.End - b.Start)
@@ -134,6 +146,24 @@ func CheckExclusion(h *History, cfg CheckConfig) []Violation {
 		}
 	}
 	return out
+}
+
+func (c CheckConfig) deleteGrace() time.Duration {
+	if c.DeleteGrace > 0 {
+		return c.DeleteGrace
+	}
+	return time.Second
+}
+
+// deletedAt returns when the nemesis began deleting node, if it did so
+// within [from, to].
+func (h *History) deletedAt(node string, from, to int64) (int64, bool) {
+	for _, f := range h.Faults {
+		if f.Fault == FaultDeleteNode && f.Target == node && f.Start <= to && f.End >= from {
+			return f.Start, true
+		}
+	}
+	return 0, false
 }
 
 // pausedHolder reports whether the overlap of exclusive holds a and b (a's

@@ -64,6 +64,8 @@
 // without the ZooKeeper guard), N2 (the library trusts a predecessor's
 // deletion without listing again: root negative_on.go, one line in
 // watcher.go), N3 (workers use WithLossLimit(-1): no loss signal before
-// expiry) and N4 (the library orders contenders by name as strings: one
-// line in naming.go). Without the tag those hooks are false constants.
+// expiry), N4 (the library orders contenders by name as strings: one
+// line in naming.go) and N5 (holders do not watch their own node, so a
+// deletion by another client goes unnoticed: root nodewatch.go; S17 must
+// catch it). Without the tag those hooks are false constants.
 package reliability

@@ -122,6 +122,21 @@ func ExpireSessions(period, leaderEvery, down time.Duration) func(context.Contex
 	}
 }
 
+// DeleteHolderNode deletes the node of a current holder, as an operator
+// forcing a handover would (zkCli delete), every period. The holder must
+// learn of its loss at once (C1 allows it DeleteGrace).
+func DeleteHolderNode(period time.Duration) func(context.Context, *Env) {
+	return func(ctx context.Context, e *Env) {
+		Every(ctx, period, func() {
+			_, node, _, ok := e.Holder()
+			if !ok {
+				return
+			}
+			e.Fault(FaultDeleteNode, node, 0, func() error { return e.Conn.Delete(node, -1) }, nil)
+		})
+	}
+}
+
 // DropCreates makes a random worker's proxy drop the reply to its next
 // create (applied by the server; the connection is closed), every period.
 func DropCreates(period time.Duration) func(context.Context, *Env) {

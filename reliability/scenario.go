@@ -33,7 +33,7 @@ type Scenario struct {
 	LongHold  time.Duration
 	Duration  time.Duration
 	Proxies   bool   // each worker connects through its own zktest proxy
-	Negative  string // N1..N4: run the broken variant (negative build only)
+	Negative  string // N1..N5: run the broken variant (negative build only)
 	// Nemesis injects faults until ctx ends, healing each before returning.
 	Nemesis func(ctx context.Context, e *Env)
 	// InProcess replaces the worker processes: the scenario drives sessions
@@ -248,7 +248,7 @@ func (e *Env) startWorker(name string, p *zktest.Proxy) (*Proc, error) {
 	switch sc.Negative {
 	case "N1", "N3":
 		args = append(args, "-negative", sc.Negative)
-	case "N2", "N4":
+	case "N2", "N4", "N5":
 		env = append(env, "ZKLOCK_NEGATIVE="+sc.Negative)
 	}
 	w, err := startProc(name, e.bins.Worker, wlog, env, args...)

@@ -2,7 +2,7 @@
 # The fault-injection suite (reliability/, plan: docs reliability-plan.md §6).
 #   scripts/reliability.sh short     make reliability: every scenario at short durations (<= 10 min)
 #   scripts/reliability.sh soak      make soak: the plan's durations
-#   scripts/reliability.sh negative  make reliability-negative: the broken variants N1-N4
+#   scripts/reliability.sh negative  make reliability-negative: the broken variants N1-N5
 # RELIABILITY_OUT=dir keeps the table, report.json and the histories there
 # (default: a fresh temporary directory, printed). RELIABILITY_ONLY=S5,S7 runs only those
 # scenarios (or controls: N3).
