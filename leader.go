@@ -267,7 +267,7 @@ func (e *LeaderElection) campaign(ctx context.Context, try bool) (*Hold, error) 
 // is owned by the session's current ZooKeeper session, and that the hold
 // has not been lost meanwhile.
 func (e *LeaderElection) confirm(h *Hold) error {
-	ok, stat, err := e.q.s.conn.Exists(h.Node())
+	ok, stat, err := e.q.s.conn.Exists(h.h.node)
 	switch {
 	case err != nil:
 		return fmt.Errorf("zklock: confirm leadership %s: %w", h.Node(), err)

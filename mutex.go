@@ -42,7 +42,7 @@ func newQueue(s *Session, lockPath, dir, mark string, opts []Option) (queue, err
 	if err := ValidatePath(lockPath); err != nil {
 		return queue{}, err
 	}
-	return queue{s: s, path: lockPath, dir: dir, mark: mark, cfg: newLockConfig(opts)}, nil
+	return queue{s: s, path: lockPath, dir: s.FullPath(dir), mark: mark, cfg: newLockConfig(opts)}, nil
 }
 
 // Path returns the lock path.

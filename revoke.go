@@ -17,6 +17,8 @@ var revokeMessage = []byte("__REVOKE__")
 // writing Curator's "__REVOKE__" to the node, as Curator's
 // Revoker.attemptRevoke does. It reaches zklock holds made with
 // WithRevocable and Curator locks made revocable; other holders ignore it.
+// nodePath is the caller's path, as Hold.Node and Participant.Path give it:
+// on a session with a namespace (WithNamespace) the namespace is added.
 // A node that is already gone is not an error. ctx is checked before the
 // request; a nil ctx or session is an error wrapping ErrInvalidArgument.
 func Revoke(ctx context.Context, s *Session, nodePath string) error {
@@ -35,7 +37,7 @@ func Revoke(ctx context.Context, s *Session, nodePath string) error {
 	if err := s.waitReady(ctx); err != nil { // credentials first, as for a lock
 		return err
 	}
-	_, err := s.conn.Set(nodePath, revokeMessage, -1)
+	_, err := s.conn.Set(s.FullPath(nodePath), revokeMessage, -1)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return fmt.Errorf("zklock: revoke %s: %w", nodePath, err)
 	}
