@@ -227,7 +227,6 @@ func TestLeaderLatchMisuse(t *testing.T) {
 	require.NoError(t, err)
 	_, err = l.Await(context.Background())
 	require.ErrorIs(t, err, zklock.ErrInvalidArgument, "Await before Start")
-	//nolint:staticcheck // a nil context is the misuse under test
 	require.ErrorIs(t, l.Start(nil), zklock.ErrInvalidArgument)
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, l.Start(ctx))
@@ -247,7 +246,12 @@ func TestLeaderLatchMisuse(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, closed.Close())
 	require.ErrorIs(t, closed.Start(context.Background()), zklock.ErrLatchClosed)
-	//nolint:staticcheck // a nil context is the misuse under test
 	_, ok := <-closed.Observe(nil)
 	require.False(t, ok, "Observe(nil) gives a closed channel")
+	_, err = zklock.ObserveLeader(nil, s, "/x")
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
+	_, err = zklock.ObserveLeader(context.Background(), nil, "/x")
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument)
+	_, err = zklock.ObserveLeader(context.Background(), s, "x/")
+	require.ErrorIs(t, err, zklock.ErrInvalidPath)
 }

@@ -3,6 +3,7 @@ package zklock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path"
 	"time"
 
@@ -39,6 +40,22 @@ func (e *LeaderElection) Observe(ctx context.Context) <-chan Participant {
 // the channel is closed. A nil ctx gives a closed channel.
 func (l *LeaderLatch) Observe(ctx context.Context) <-chan Participant {
 	return observeLeader(ctx, l.q.s, l.q.dir)
+}
+
+// ObserveLeader follows the leader of the election or latch at path on s
+// without creating anything, as LeaderLatch.Observe does (see there for the
+// guarantees); it is the same for both recipes, since either queue's leader
+// is its lowest node. It returns an error wrapping ErrInvalidArgument for a
+// nil context or session and ErrInvalidPath for a bad path; otherwise the
+// channel, closed when ctx ends or the session is closed.
+func ObserveLeader(ctx context.Context, s *Session, path string) (<-chan Participant, error) {
+	if ctx == nil || s == nil {
+		return nil, fmt.Errorf("%w: nil context or session", ErrInvalidArgument)
+	}
+	if err := ValidatePath(path); err != nil {
+		return nil, err
+	}
+	return observeLeader(ctx, s, s.FullPath(path)), nil
 }
 
 // observeLeader runs the observer of the exclusive queue in dir (a znode

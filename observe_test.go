@@ -95,9 +95,8 @@ func TestIntegration_ObserveElection(t *testing.T) {
 
 	// A second observer whose session closes: its channel closes too.
 	s2 := connect(t, c)
-	e2, err := zklock.NewLeaderElection(s2, path, "x")
+	obs2, err := zklock.ObserveLeader(ctx, s2, path)
 	require.NoError(t, err)
-	obs2 := e2.Observe(ctx)
 	<-obs2
 	require.NoError(t, s2.Close())
 	select {
