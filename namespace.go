@@ -3,6 +3,7 @@ package zklock
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // WithNamespace roots every path of the session under /ns, as Curator's
@@ -13,7 +14,8 @@ import (
 //
 // The namespace is written without a leading slash ("app", or "app/sub" for
 // a nested one). It must make a valid path when prefixed with "/": no
-// leading or trailing slash, no empty, "." or ".." element, no NUL; Connect
+// leading or trailing slash, no empty, "." or ".." element, none of the
+// control or reserved characters ZooKeeper refuses in a path; Connect
 // returns an error wrapping ErrInvalidPath otherwise (Curator rejects the
 // same names). The empty namespace means none, as in Curator.
 //
@@ -25,10 +27,12 @@ import (
 // the full znode path, as do Event.Node and the znodes seen through
 // Session.Conn; Session.FullPath converts a caller's path into one.
 //
-// The namespace node is created, as Curator 5.4 creates it, as a CONTAINER
-// node with empty data (and the recipe's ACL), together with the lock's
-// other missing parents at the first create under it; like Curator's, it is
-// then reaped by the server once it has no children. Default: no namespace.
+// The namespace node is created as Curator 5.4 creates it, a CONTAINER
+// node with empty data (with the recipe's ACL), so that, like Curator's, the
+// server reaps it once it has no children. Curator makes it at its client's
+// first operation; zklock together with the lock's other missing parents,
+// at the first create under it (a read such as Participants creates
+// nothing). Default: no namespace.
 func WithNamespace(ns string) SessionOption {
 	return func(c *sessionConfig) { c.namespace = ns }
 }
@@ -42,6 +46,15 @@ func ValidateNamespace(ns string) error {
 	}
 	if err := ValidatePath("/" + ns); err != nil {
 		return fmt.Errorf("%w: namespace %q (no leading or trailing slash, no empty, \".\" or \"..\" element)", ErrInvalidPath, ns)
+	}
+	if !utf8.ValidString(ns) {
+		return fmt.Errorf("%w: namespace %q is not UTF-8", ErrInvalidPath, ns)
+	}
+	for _, r := range ns {
+		// The characters Curator's PathUtils.validatePath refuses.
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) || (r >= 0xd800 && r <= 0xf8ff) || (r >= 0xfff0 && r <= 0xffff) {
+			return fmt.Errorf("%w: namespace %q has the invalid character %U", ErrInvalidPath, ns, r)
+		}
 	}
 	return nil
 }

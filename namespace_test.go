@@ -20,6 +20,7 @@ func TestValidateNamespace(t *testing.T) {
 	}{
 		{"", true}, {"app", true}, {"app/sub", true}, {"a-b_c.d", true},
 		{"/app", false}, {"app/", false}, {"a//b", false}, {".", false}, {"app/..", false}, {"a\x00b", false}, {"/", false},
+		{"a\tb", false}, {"a\u007fb", false}, {"a\ue000b", false}, {"a\ufff5b", false}, {"a\xffb", false}, {"é", true},
 	} {
 		err := zklock.ValidateNamespace(tc.ns)
 		if tc.ok {
