@@ -234,3 +234,27 @@ func TestIntegration_NamespaceRecipes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "v", string(data))
 }
+
+// Our latch and Curator's, both in namespace "app", exclude each other.
+func TestIntegration_NamespaceLatchCurator(t *testing.T) {
+	c := zktest.Start(t)
+	ctx := ctxTimeout(t, time.Minute)
+	ns := connect(t, c, zklock.WithNamespace("app"))
+	raw := connect(t, c)
+	l := newLatch(t, ns, "/latch", "go")
+	require.NoError(t, l.Start(ctx))
+	h, err := l.Await(ctx)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(h.Node(), "/latch/_c_"), h.Node())
+	cur := peers.CuratorNamespace(t, c.ConnectString(), sessionTimeout, "app")
+	cur.Must(t, "latch C /latch curator")
+	waitLatchIDs(t, l, "go", "curator")
+	require.Equal(t, "go,curator", cur.Must(t, "participants C"))
+	require.Len(t, children(t, raw.Conn(), "/app/latch"), 2)
+	require.Empty(t, cur.Buffered(), "Curator led while ours did")
+	require.NoError(t, l.Close())
+	ev, err := cur.WaitEvent(ctxTimeout(t, 20*time.Second), "C", "leader")
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(ev.Arg, "/latch/_c_"), "Curator's path is in its namespace: %s", ev.Arg)
+	require.Equal(t, []string{ev.Arg[len("/latch/"):]}, children(t, raw.Conn(), "/app/latch"))
+}
