@@ -1,8 +1,9 @@
 // Package zklock provides ZooKeeper lock recipes that are correct under
 // faults: a reentrant mutex, a non-reentrant semaphore mutex with the
 // counting semaphore it rests on, a read-write lock, an all-or-nothing
-// multi-lock and leader election, all wire-compatible with Apache Curator
-// (and, where kazoo allows, with kazoo) on the same paths.
+// multi-lock, leader election and Curator's leader latch, all
+// wire-compatible with Apache Curator (and, where kazoo allows, with kazoo)
+// on the same paths, in Curator's namespaces too (WithNamespace).
 //
 // # Sessions and liveness
 //

@@ -41,7 +41,7 @@ type Event struct {
 	State   State         // EventState: the new state
 	Session int64         // EventState: the ZooKeeper session id it refers to
 	Path    string        // the lock path
-	Node    string        // the holder's node
+	Node    string        // the holder's node: its full znode path, namespace included (see WithNamespace)
 	Token   int64         // the hold's fencing token
 	Wait    time.Duration // EventAcquired
 	Held    time.Duration // EventReleased, EventLost

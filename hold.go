@@ -152,10 +152,11 @@ func (h *Hold) Err() error {
 // highest it has seen, checked and recorded atomically with the write.
 func (h *Hold) Token() int64 { return h.h.token }
 
-// Node returns the full path of the holder's node.
-func (h *Hold) Node() string { return h.h.node }
+// Node returns the path of the holder's node as the caller sees it: under
+// the lock path, without the session's namespace (see WithNamespace).
+func (h *Hold) Node() string { return h.h.s.callerPath(h.h.node) }
 
-// Path returns the lock path.
+// Path returns the lock path, as given to the recipe.
 func (h *Hold) Path() string { return h.h.path }
 
 // SessionID returns the ZooKeeper session that owns the holder's node.
@@ -163,7 +164,10 @@ func (h *Hold) SessionID() int64 { return h.h.sid }
 
 // Guard returns a check on the holder's node for zk.Conn.Multi: a multi
 // that includes it applies only while the node exists, so a write to
-// ZooKeeper made under the lock is refused once the lock is gone:
+// ZooKeeper made under the lock is refused once the lock is gone. It names
+// the node's full znode path, the session's namespace included (the raw
+// connection knows no namespace), so the paths of the other operations in
+// the multi must be full too (Session.FullPath):
 //
 //	_, err := sess.Conn().Multi(hold.Guard(), &zk.SetDataRequest{Path: p, Data: d, Version: -1})
 func (h *Hold) Guard() *zk.CheckVersionRequest {
@@ -171,7 +175,7 @@ func (h *Hold) Guard() *zk.CheckVersionRequest {
 }
 
 func (h *Hold) String() string {
-	return fmt.Sprintf("zklock.Hold{node: %s, token: %d}", h.h.node, h.h.token)
+	return fmt.Sprintf("zklock.Hold{node: %s, token: %d}", h.Node(), h.h.token)
 }
 
 // Release gives up this hold. The node is deleted when the last reentrant

@@ -236,20 +236,26 @@ func requeueable(err error) bool {
 // Mutex.Lock it never re-enters: a context carrying a hold of this path
 // still campaigns as a new participant.
 func (e *LeaderElection) campaign(ctx context.Context, try bool) (*Hold, error) {
-	if err := e.q.s.begin(ctx); err != nil {
+	return e.q.campaign(ctx, try)
+}
+
+// campaign is the term of any leader recipe on q (LeaderElection,
+// LeaderLatch): acquire, then confirm.
+func (q *queue) campaign(ctx context.Context, try bool) (*Hold, error) {
+	if err := q.s.begin(ctx); err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	en, err := e.q.acquire(ctx, try)
+	en, err := q.acquire(ctx, try)
 	if err != nil {
 		return nil, err
 	}
-	h, err := e.q.s.newHold(ctx, &e.q, en, start)
+	h, err := q.s.newHold(ctx, q, en, start)
 	if err != nil {
-		e.q.s.abandon(en.node(), en.sid)
+		q.s.abandon(en.node(), en.sid)
 		return nil, err
 	}
-	if err := e.confirm(h); err != nil {
+	if err := q.confirm(h); err != nil {
 		_ = h.Release()
 		return nil, err
 	}
@@ -259,15 +265,15 @@ func (e *LeaderElection) campaign(ctx context.Context, try bool) (*Hold, error) 
 // confirm checks, just before a term starts, that the leader's node exists,
 // is owned by the session's current ZooKeeper session, and that the hold
 // has not been lost meanwhile.
-func (e *LeaderElection) confirm(h *Hold) error {
-	ok, stat, err := e.q.s.conn.Exists(h.Node())
+func (q *queue) confirm(h *Hold) error {
+	ok, stat, err := q.s.conn.Exists(h.h.node)
 	switch {
 	case err != nil:
 		return fmt.Errorf("zklock: confirm leadership %s: %w", h.Node(), err)
-	case !ok || stat.EphemeralOwner != h.SessionID() || e.q.s.conn.SessionID() != h.SessionID():
+	case !ok || stat.EphemeralOwner != h.SessionID() || q.s.conn.SessionID() != h.SessionID():
 		return fmt.Errorf("%w: %s", ErrNodeGone, h.Node())
 	}
-	if state, sid, _ := e.q.s.snapshot(); sid != h.SessionID() || (state != StateConnected && state != StateSuspended) {
+	if state, sid, _ := q.s.snapshot(); sid != h.SessionID() || (state != StateConnected && state != StateSuspended) {
 		return fmt.Errorf("%w: session changed before %s could lead", ErrSessionExpired, h.Node())
 	}
 	return h.Err()

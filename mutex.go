@@ -43,6 +43,7 @@ func newQueue(s *Session, lockPath, dir, mark string, opts []Option) (queue, err
 		return queue{}, err
 	}
 	cfg := newLockConfig(opts)
+	dir = s.FullPath(dir)
 	if err := checkRequestSize(dir, cfg.data, cfg.acl); err != nil {
 		return queue{}, err
 	}

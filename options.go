@@ -22,6 +22,7 @@ type sessionConfig struct {
 	auth      []authInfo
 	zkOpts    []func(*zk.Conn)
 	retry     Backoff
+	namespace string // see WithNamespace
 }
 
 type authInfo struct {

@@ -12,7 +12,7 @@ import (
 // Participant is one contender of a lock, as ZooKeeper shows it.
 type Participant struct {
 	Node     string // child name
-	Path     string // full path of the node
+	Path     string // path of the node, without the session's namespace (see WithNamespace)
 	Kind     Kind
 	Sequence int32
 	Token    int64 // czxid: the participant's fencing token if it holds
@@ -35,11 +35,12 @@ func Participants(ctx context.Context, s *Session, path string) ([]Participant, 
 	if err := ValidatePath(path); err != nil {
 		return nil, err
 	}
-	ps, err := participants(ctx, s, path, anyRecipe)
+	dir := s.FullPath(path)
+	ps, err := participants(ctx, s, dir, anyRecipe)
 	if err != nil {
 		return nil, err
 	}
-	leases, err := participants(ctx, s, path+"/leases", func([]contender, int) (bool, int) { return true, -1 })
+	leases, err := participants(ctx, s, dir+"/leases", func([]contender, int) (bool, int) { return true, -1 })
 	return append(ps, leases...), err
 }
 
@@ -50,7 +51,8 @@ func Participants(ctx context.Context, s *Session, path string) ([]Participant, 
 func anyRecipe(cs []contender, ours int) (bool, int) { return rwView(cs, ours) }
 
 // participants lists dir's contenders in queue order with their data and
-// stats, read concurrently; a node that vanishes meanwhile is left out.
+// stats, read concurrently; a node that vanishes meanwhile is left out. dir
+// is a znode path; the Paths returned are the caller's (no namespace).
 func participants(ctx context.Context, s *Session, dir string, decide func([]contender, int) (bool, int)) ([]Participant, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
@@ -71,9 +73,9 @@ func participants(ctx context.Context, s *Session, dir string, decide func([]con
 	var wg sync.WaitGroup
 	for i, c := range cs {
 		holds, _ := decide(cs, i)
-		out[i] = Participant{Node: c.name, Path: dir + "/" + c.name, Kind: c.kind, Sequence: c.seq, Holds: holds}
+		out[i] = Participant{Node: c.name, Path: s.callerPath(dir + "/" + c.name), Kind: c.kind, Sequence: c.seq, Holds: holds}
 		wg.Go(func() {
-			data, stat, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.conn.Get(out[i].Path) })
+			data, stat, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.conn.Get(dir + "/" + c.name) })
 			if err != nil {
 				errs[i] = err
 				return
@@ -88,7 +90,7 @@ func participants(ctx context.Context, s *Session, dir string, decide func([]con
 		case errs[i] == nil:
 			kept = append(kept, out[i])
 		case !errors.Is(errs[i], zk.ErrNoNode):
-			return nil, fmt.Errorf("zklock: read %s: %w", out[i].Path, errs[i])
+			return nil, fmt.Errorf("zklock: read %s: %w", dir+"/"+out[i].Node, errs[i])
 		}
 	}
 	return kept, nil

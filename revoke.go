@@ -17,11 +17,13 @@ var revokeMessage = []byte("__REVOKE__")
 // writing Curator's "__REVOKE__" to the node, as Curator's
 // Revoker.attemptRevoke does. It reaches zklock holds made with
 // WithRevocable and Curator locks made revocable; other holders ignore it.
-// nodePath must name a contender's node (as Participant.Path does), not a
-// lock path: anything whose name is not a lock node's is refused with
-// ErrInvalidArgument, and nothing is written. A node that is already gone
-// is not an error. The request is bounded by ctx; a nil ctx or session is
-// an error wrapping ErrInvalidArgument, a closed session ErrClosed.
+// nodePath is the caller's path, as Hold.Node and Participant.Path give it
+// (on a session with a namespace, WithNamespace, the namespace is added),
+// and must name a contender's node, not a lock path: anything whose name is
+// not a lock node's is refused with ErrInvalidArgument, and nothing is
+// written. A node that is already gone is not an error. The request is
+// bounded by ctx; a nil ctx or session is an error wrapping
+// ErrInvalidArgument, a closed session ErrClosed.
 func Revoke(ctx context.Context, s *Session, nodePath string) error {
 	if s == nil {
 		return fmt.Errorf("%w: nil session", ErrInvalidArgument)
@@ -38,7 +40,7 @@ func Revoke(ctx context.Context, s *Session, nodePath string) error {
 	if err := s.waitReady(ctx); err != nil { // credentials first, as for a lock
 		return err
 	}
-	_, err := call(ctx, func() (*zk.Stat, error) { return s.conn.Set(nodePath, revokeMessage, -1) }, nil)
+	_, err := call(ctx, func() (*zk.Stat, error) { return s.conn.Set(s.FullPath(nodePath), revokeMessage, -1) }, nil)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return fmt.Errorf("zklock: revoke %s: %w", nodePath, err)
 	}

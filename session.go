@@ -103,6 +103,9 @@ func Connect(servers []string, opts ...SessionOption) (*Session, error) {
 	if cfg.dialer == nil {
 		return nil, fmt.Errorf("%w: nil dialer", ErrInvalidArgument)
 	}
+	if err := ValidateNamespace(cfg.namespace); err != nil {
+		return nil, err
+	}
 	s := &Session{
 		cfg:     cfg,
 		log:     cfg.logger,

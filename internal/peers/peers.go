@@ -16,7 +16,8 @@
 // spaces). Blocking work (acquire, leadership) runs on a thread of its own
 // in the peer, so the command loop always answers promptly.
 //
-// Curator peer (Curator):
+// Curator peer (Curator; CuratorNamespace for a client built with
+// namespace(NS), whose PATHs and node paths are then all under /NS):
 //
 //	mutex NAME PATH              InterProcessMutex
 //	rwread NAME PATH             read half of the InterProcessReadWriteLock on PATH
@@ -46,7 +47,12 @@
 //	                             started; event NAME leader when takeLeadership
 //	                             starts, event NAME notleader when it returns
 //	resign NAME                  ends the leadership (err if not leader)
-//	leaderid NAME                ok ID of the current leader
+//	leaderid NAME                ok ID of the current leader (of a selector or a latch)
+//	latch NAME PATH ID           LeaderLatch(PATH, ID), started; event NAME leader
+//	                             OUR_PATH on isLeader, event NAME notleader on notLeader
+//	                             (participants NAME gives the latch's ids)
+//	haslatch NAME                ok true|false: hasLeadership()
+//	closelatch NAME              LeaderLatch.close() (leaves the latch's queue)
 //	quit                         closes everything, answers ok, exits 0 (EOF too)
 //
 // kazoo peer (Kazoo): lock NAME PATH [EXTRA], readlock NAME PATH [EXTRA],
@@ -141,6 +147,11 @@ type Peer struct {
 // naming `make deps`, if Java or the jars are missing.
 func Curator(t testing.TB, connect string, sessionTimeout time.Duration) *Peer {
 	t.Helper()
+	return curator(t, connect, sessionTimeout)
+}
+
+func curator(t testing.TB, connect string, sessionTimeout time.Duration, ns ...string) *Peer {
+	t.Helper()
 	classes, err := curatorClasses()
 	if err != nil {
 		t.Fatalf("peers: cannot build the Curator peer: %v\n(install the interop test dependencies with `make deps`)", err)
@@ -149,9 +160,18 @@ func Curator(t testing.TB, connect string, sessionTimeout time.Duration) *Peer {
 	if err != nil {
 		t.Fatalf("peers: java not found: %v\n(install the interop test dependencies with `make deps`)", err)
 	}
-	return start(t, "curator", java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-cp", classes+string(os.PathListSeparator)+ClassPath(),
-		"CuratorPeer", connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
+	argv := []string{java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		"-cp", classes + string(os.PathListSeparator) + ClassPath(),
+		"CuratorPeer", connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10)}
+	return start(t, "curator", append(argv, ns...)...)
+}
+
+// CuratorNamespace starts a Curator 5.4 peer whose client is built with
+// CuratorFrameworkFactory.Builder.namespace(ns): the paths in its commands
+// and events are then relative to /ns, as Curator's are.
+func CuratorNamespace(t testing.TB, connect string, sessionTimeout time.Duration, ns string) *Peer {
+	t.Helper()
+	return curator(t, connect, sessionTimeout, ns)
 }
 
 // Kazoo starts a kazoo 2.8 peer (Python) connected to connect. It fails the

@@ -17,6 +17,8 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
 import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.leader.Participant;
@@ -47,6 +49,7 @@ public final class CuratorPeer {
     private static final Map<String, Lock> locks = new HashMap<>();
     private static final Map<String, Leader> leaders = new HashMap<>();
     private static final Map<String, RW> rwByPath = new HashMap<>();
+    private static final Map<String, Latch> latches = new HashMap<>();
 
     static void println(String line) {
         synchronized (OUT) {
@@ -274,6 +277,34 @@ public final class CuratorPeer {
         }
     }
 
+    /** LeaderLatch, started; reports isLeader/notLeader as events. */
+    static final class Latch implements LeaderLatchListener {
+        final String name;
+        final LeaderLatch latch;
+
+        Latch(String name, String path, String id) {
+            this.name = name;
+            latch = new LeaderLatch(client, path, id);
+            latch.addListener(this);
+        }
+
+        public void isLeader() {
+            event(name, "leader " + latch.getOurPath());
+        }
+
+        public void notLeader() {
+            event(name, "notleader");
+        }
+    }
+
+    static Latch latch(String name) {
+        Latch l = latches.get(name);
+        if (l == null) {
+            throw new IllegalArgumentException("no leader latch named " + name);
+        }
+        return l;
+    }
+
     static void need(String[] a, int n, String usage) {
         if (a.length != n) {
             throw new IllegalArgumentException("usage: " + usage);
@@ -286,7 +317,7 @@ public final class CuratorPeer {
     }
 
     static void checkNew(String name) {
-        if (locks.containsKey(name) || leaders.containsKey(name)) {
+        if (locks.containsKey(name) || leaders.containsKey(name) || latches.containsKey(name)) {
             throw new IllegalArgumentException("name " + name + " already in use");
         }
     }
@@ -390,9 +421,12 @@ public final class CuratorPeer {
                 return "";
             case "participants": {
                 need(a, 2, "participants NAME");
-                if (leaders.containsKey(a[1])) {
+                if (leaders.containsKey(a[1]) || latches.containsKey(a[1])) {
                     List<String> ids = new ArrayList<>();
-                    for (Participant p : leader(a[1]).selector.getParticipants()) {
+                    Collection<Participant> ps = leaders.containsKey(a[1])
+                            ? leader(a[1]).selector.getParticipants()
+                            : latch(a[1]).latch.getParticipants();
+                    for (Participant p : ps) {
                         ids.add(p.getId());
                     }
                     return String.join(",", ids);
@@ -418,7 +452,28 @@ public final class CuratorPeer {
             }
             case "leaderid":
                 need(a, 2, "leaderid NAME");
+                if (latches.containsKey(a[1])) {
+                    return latch(a[1]).latch.getLeader().getId();
+                }
                 return leader(a[1]).selector.getLeader().getId();
+            case "latch": {
+                need(a, 4, "latch NAME PATH ID");
+                checkNew(a[1]);
+                Latch l = new Latch(a[1], a[2], a[3]);
+                latches.put(a[1], l);
+                l.latch.start();
+                return "";
+            }
+            case "haslatch":
+                need(a, 2, "haslatch NAME");
+                return Boolean.toString(latch(a[1]).latch.hasLeadership());
+            case "closelatch": {
+                need(a, 2, "closelatch NAME");
+                Latch l = latch(a[1]);
+                latches.remove(a[1]);
+                l.latch.close();
+                return "";
+            }
             case "quit":
                 return null;
             default:
@@ -435,15 +490,23 @@ public final class CuratorPeer {
                 // closing anyway
             }
         }
+        for (Latch l : latches.values()) {
+            try {
+                l.latch.close();
+            } catch (Exception e) {
+                // closing anyway
+            }
+        }
         client.close();
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 2) {
-            System.err.println("usage: CuratorPeer CONNECT_STRING SESSION_TIMEOUT_MS");
+        if (args.length != 2 && args.length != 3) {
+            System.err.println("usage: CuratorPeer CONNECT_STRING SESSION_TIMEOUT_MS [NAMESPACE]");
             System.exit(2);
         }
         client = CuratorFrameworkFactory.builder()
+                .namespace(args.length == 3 ? args[2] : null)
                 .connectString(args[0])
                 .sessionTimeoutMs(Integer.parseInt(args[1]))
                 .connectionTimeoutMs(15000)

@@ -1,0 +1,259 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// ErrLatchClosed is why a LeaderLatch stopped after Close or after the
+// context given to Start ended (then wrapped with its cause).
+var ErrLatchClosed = errors.New("zklock: leader latch closed")
+
+// A LeaderLatch is one participant in a leader latch at a path: Curator's
+// LeaderLatch on the wire. Its node is <path>/_c_<uuid>-latch-<seq>,
+// ephemeral and sequential under CONTAINER parents, with the participant's
+// id as data (empty for an empty id, as Curator's); the leader is the
+// participant with the lowest sequence, and each other participant watches
+// only its predecessor. Our latches and Curator LeaderLatches on the same
+// path therefore never lead at once (given each learns of its loss in time,
+// as for every lock), and agree on the leader. (A LeaderElection, Curator's
+// LeaderSelector, uses lock- nodes and does not exclude a latch.)
+//
+// Unlike a LeaderElection, whose participant leaves after a term, a latch
+// participant stays in the queue from Start until Close (or until Start's
+// context ends, or the session is closed). Each stretch of leadership is a
+// term, given as a Hold by Await: its Done channel and Err are the loss
+// signal (the session expired, the connection stayed suspended past the
+// session's loss limit, the node vanished or changed owner; see Hold), and
+// its Token (the node's czxid) fences writes made as leader. After a loss
+// the latch joins again at the back of the queue, as Curator's does after
+// its session is lost, so a later term has a new node and a greater token.
+// Before each term the CURATOR-696 check of LeaderElection.Run is made.
+//
+// As for LeaderElection, a session used for leadership should use
+// WithLossLimit(0) (Curator's default connection-state policy makes a latch
+// lose leadership on SUSPENDED): the term then ends the moment the
+// connection drops. A LeaderLatch is safe for concurrent use.
+type LeaderLatch struct {
+	q  queue
+	id string
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	term    *Hold         // the current term, nil when not leading
+	changed chan struct{} // closed and replaced when term or the state changes
+	stopErr error         // why the latch stopped, once it has
+	cancel  context.CancelCauseFunc
+	done    chan struct{} // closed when the latch's goroutine has left the queue
+}
+
+// NewLeaderLatch returns a latch participant at path on s with the given
+// id as its node data (what Leader, Participants and Curator's
+// getLeader().getId() report). Of the lock options only WithACL applies:
+// the node data is always the id, and a latch is neither revocable nor
+// fail-open. It does no I/O and returns an error for a nil session or an
+// invalid path.
+func NewLeaderLatch(s *Session, path, id string, opts ...Option) (*LeaderLatch, error) {
+	q, err := newQueue(s, path, path, markLatch, opts)
+	if err != nil {
+		return nil, err
+	}
+	q.decide, q.jump = exclusive, true
+	q.cfg.data, q.cfg.dataSet, q.cfg.revocable, q.cfg.failOpen = []byte(id), true, false, 0
+	return &LeaderLatch{q: q, id: id, changed: make(chan struct{}), done: make(chan struct{})}, nil
+}
+
+// Path returns the latch path.
+func (l *LeaderLatch) Path() string { return l.q.path }
+
+// ID returns this participant's id: the data its node carries.
+func (l *LeaderLatch) ID() string { return l.id }
+
+// Start joins the latch's queue and returns at once; the participant then
+// stays in the queue, leading whenever its node is the first, until Close
+// is called, ctx ends, or the session is closed. A join that fails on a
+// connection problem or a session expiry is retried with the session's
+// backoff; one that fails for good (bad ACL, missing credentials) stops the
+// latch, and Await reports why. Start returns ErrRunning if the latch was
+// started before and ErrLatchClosed if it was closed.
+func (l *LeaderLatch) Start(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.closed:
+		return ErrLatchClosed
+	case l.started:
+		return ErrRunning
+	}
+	l.started = true
+	lctx, cancel := context.WithCancelCause(ctx)
+	l.cancel = cancel
+	go l.run(lctx)
+	return nil
+}
+
+// run is the latch's goroutine: join, lead while the term lasts, join again.
+func (l *LeaderLatch) run(ctx context.Context) {
+	defer close(l.done)
+	stop := func(err error) {
+		l.mu.Lock()
+		l.term, l.stopErr = nil, err
+		l.notifyLocked()
+		l.mu.Unlock()
+	}
+	for attempt := 0; ; {
+		h, err := l.q.campaign(ctx, false)
+		switch {
+		case ctx.Err() != nil:
+			if h != nil {
+				l.release(h)
+			}
+			stop(latchStopped(ctx))
+			return
+		case err != nil && l.q.s.State() == StateClosed:
+			stop(ErrClosed)
+			return
+		case err != nil && requeueable(err):
+			attempt = l.q.backoff(ctx, attempt)
+			continue
+		case err != nil:
+			stop(fmt.Errorf("zklock: leader latch %s: %w", l.q.path, err))
+			return
+		}
+		attempt = 0
+		l.mu.Lock()
+		l.term = h
+		l.notifyLocked()
+		l.mu.Unlock()
+		select {
+		case <-h.Done(): // lost: join again, at the back of the queue
+			l.mu.Lock()
+			l.term = nil
+			l.notifyLocked()
+			l.mu.Unlock()
+		case <-ctx.Done():
+			l.mu.Lock()
+			l.term = nil // not leading from here on, before the node goes
+			l.notifyLocked()
+			l.mu.Unlock()
+			l.release(h)
+			stop(latchStopped(ctx))
+			return
+		}
+	}
+}
+
+func latchStopped(ctx context.Context) error {
+	if cause := context.Cause(ctx); !errors.Is(cause, ErrLatchClosed) {
+		return fmt.Errorf("%w: %w", ErrLatchClosed, cause)
+	}
+	return ErrLatchClosed
+}
+
+func (l *LeaderLatch) release(h *Hold) {
+	if err := h.Release(); err != nil && !errors.Is(err, ErrLost) && !errors.Is(err, ErrNotHeld) {
+		l.q.s.log.Warn("zklock: leader latch release", "node", h.Node(), "err", err)
+	}
+}
+
+func (l *LeaderLatch) notifyLocked() {
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// Await waits until this participant leads and returns the current term:
+// a Hold whose Done, Err and Context say when the term ends, and whose
+// Token fences writes made as leader. It returns at once while a term is
+// live; every caller gets the same Hold for one term. The latch owns the
+// Hold: do not release it (releasing it ends the term, and the latch joins
+// again at the back of the queue); call Close to leave.
+//
+// On failure Await returns a nil Hold and ctx's cause, an error wrapping
+// ErrLatchClosed (after Close or when Start's context ended), ErrClosed
+// (the session was closed), why the latch stopped, or an error wrapping
+// ErrInvalidArgument if the latch was never started.
+func (l *LeaderLatch) Await(ctx context.Context) (*Hold, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	for {
+		l.mu.Lock()
+		term, stopErr, started, changed := l.term, l.stopErr, l.started, l.changed
+		closed := l.closed
+		l.mu.Unlock()
+		switch {
+		case term != nil && term.Err() == nil:
+			return term, nil
+		case stopErr != nil:
+			return nil, stopErr
+		case closed:
+			return nil, ErrLatchClosed
+		case !started:
+			return nil, fmt.Errorf("%w: leader latch %s not started", ErrInvalidArgument, l.q.path)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, context.Cause(ctx)
+		}
+		select { // a term that ended is cleared, with a change, by run
+		case <-changed:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// HasLeadership reports whether this participant leads now: it has a term
+// whose Hold is still valid. It does no I/O.
+func (l *LeaderLatch) HasLeadership() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.term != nil && l.term.Err() == nil
+}
+
+// Close leaves the latch: the current term, if any, ends with ErrReleased
+// and the node is deleted (in the background if the connection is down, as
+// Hold.Release does); a participant still queued leaves the queue. It waits
+// until the latch's goroutine is gone. Close is idempotent and may be
+// called before Start (the latch can then never start); it returns nil.
+func (l *LeaderLatch) Close() error {
+	l.mu.Lock()
+	l.closed = true
+	started, cancel := l.started, l.cancel
+	l.notifyLocked()
+	l.mu.Unlock()
+	if !started {
+		return nil
+	}
+	cancel(ErrLatchClosed)
+	<-l.done
+	return nil
+}
+
+// Leader returns the current leader: the first participant in queue
+// order, whichever library's latch it is. It returns ErrNoLeader if no
+// one takes part.
+func (l *LeaderLatch) Leader(ctx context.Context) (Participant, error) {
+	ps, err := l.Participants(ctx)
+	if err != nil {
+		return Participant{}, err
+	}
+	if len(ps) == 0 {
+		return Participant{}, fmt.Errorf("%w at %s", ErrNoLeader, l.q.path)
+	}
+	return ps[0], nil
+}
+
+// Participants returns the latch's participants in queue order, the leader
+// first; ID gives each one's id.
+func (l *LeaderLatch) Participants(ctx context.Context) ([]Participant, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	return participants(ctx, l.q.s, l.q.dir, l.q.decide)
+}

@@ -1,0 +1,222 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Observe follows the election's leader without taking part: it emits the
+// current leader, then every change, on the returned channel, and closes
+// the channel when ctx ends or the session is closed. See LeaderLatch.Observe
+// for the guarantees, which are the same.
+func (e *LeaderElection) Observe(ctx context.Context) <-chan Participant {
+	return observeLeader(ctx, e.q.s, e.q.dir)
+}
+
+// Observe follows the latch's leader without taking part (the latch need
+// not be started): it emits the current leader, then every change of
+// leader, on the returned channel, and closes the channel when ctx ends or
+// the session is closed. A Participant with an empty Node means that no one
+// takes part now. Leaders are emitted in the order they led, each once.
+//
+// It keeps one watch at a time: a data watch on the leader's node, so the
+// other participants joining or leaving cost nothing, and the queue is
+// listed again only when that node goes (or after a reconnect, since a
+// watch may have been missed meanwhile). With no participant it watches
+// the directory's children, or the directory's creation if it does not
+// exist. Errors are retried with the session's backoff.
+//
+// The channel has latest-value semantics: it holds at most one leader not
+// yet received, replaced by a newer one, so a slow reader never delays the
+// observer or the session, and the first value it then receives is the
+// latest leader the observer knows of; leaders that came and went while it
+// was not reading are skipped. A leader may also be skipped when it led
+// for less time than a listing takes. The observer's goroutine ends when
+// the channel is closed. A nil ctx gives a closed channel.
+func (l *LeaderLatch) Observe(ctx context.Context) <-chan Participant {
+	return observeLeader(ctx, l.q.s, l.q.dir)
+}
+
+// ObserveLeader follows the leader of the election or latch at path on s
+// without creating anything, as LeaderLatch.Observe does (see there for the
+// guarantees); it is the same for both recipes, since either queue's leader
+// is its lowest node. It returns an error wrapping ErrInvalidArgument for a
+// nil context or session and ErrInvalidPath for a bad path; otherwise the
+// channel, closed when ctx ends or the session is closed.
+func ObserveLeader(ctx context.Context, s *Session, path string) (<-chan Participant, error) {
+	if ctx == nil || s == nil {
+		return nil, fmt.Errorf("%w: nil context or session", ErrInvalidArgument)
+	}
+	if err := ValidatePath(path); err != nil {
+		return nil, err
+	}
+	return observeLeader(ctx, s, s.FullPath(path)), nil
+}
+
+// observeLeader runs the observer of the exclusive queue in dir (a znode
+// path) on its own goroutine.
+func observeLeader(ctx context.Context, s *Session, dir string) <-chan Participant {
+	out := make(chan Participant)
+	if ctx == nil {
+		close(out)
+		return out
+	}
+	go func() {
+		defer close(out)
+		o := observer{s: s, dir: dir}
+		var (
+			pending *Participant // the latest leader, not yet received
+			last    *Participant // the latest leader emitted (or pending)
+			retry   <-chan time.Time
+			attempt int
+		)
+		for {
+			_, _, changed := s.snapshot()
+			p, ch, err := o.leader(ctx)
+			switch {
+			case ctx.Err() != nil:
+				return
+			case err != nil:
+				if s.State() == StateClosed {
+					return
+				}
+				retry, ch, attempt = time.After(s.cfg.retry.Delay(attempt, nil)), nil, attempt+1
+			default:
+				attempt, retry = 0, nil
+				if last == nil || last.Path != p.Path || last.Token != p.Token {
+					pending, last = &p, &p
+				}
+			}
+		wait:
+			for {
+				var (
+					send chan Participant
+					next Participant
+				)
+				if pending != nil {
+					send, next = out, *pending
+				}
+				select {
+				case send <- next:
+					pending = nil
+				case ev := <-ch:
+					if ev.Type == zk.EventNodeDataChanged && p.Node != "" {
+						// The leader is unchanged: watch it again.
+						if ch, err = o.rewatch(ctx, p); err == nil {
+							continue
+						}
+					}
+					break wait
+				case <-retry:
+					break wait
+				case <-changed:
+					var state State
+					state, _, changed = s.snapshot()
+					switch state {
+					case StateClosed:
+						return
+					case StateSuspended, StateConnecting:
+						continue
+					}
+					break wait // reconnected or expired: list again
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out
+}
+
+// observer finds a queue's leader and arms the one watch that tells when
+// it may change.
+type observer struct {
+	s   *Session
+	dir string
+}
+
+// leader lists the queue and returns its leader (a zero Participant if
+// none) with a watch: on the leader's node, else on the directory.
+func (o *observer) leader(ctx context.Context) (Participant, <-chan zk.Event, error) {
+	conn := o.s.conn
+	for {
+		children, _, err := call2(ctx, func() ([]string, *zk.Stat, error) { return conn.Children(o.dir) })
+		if errors.Is(err, zk.ErrNoNode) {
+			type res struct {
+				ok bool
+				ch <-chan zk.Event
+			}
+			r, err := call(ctx, func() (res, error) {
+				ok, _, ch, err := conn.ExistsW(o.dir)
+				return res{ok, ch}, err
+			}, nil)
+			if err != nil || !r.ok {
+				return Participant{}, r.ch, err
+			}
+			continue // created meanwhile (our watch fires once, harmlessly)
+		}
+		if err != nil {
+			return Participant{}, nil, err
+		}
+		cs := sortContenders(children)
+		if len(cs) == 0 {
+			type res struct {
+				children []string
+				ch       <-chan zk.Event
+			}
+			r, err := call(ctx, func() (res, error) {
+				cs, _, ch, err := conn.ChildrenW(o.dir)
+				return res{cs, ch}, err
+			}, nil)
+			switch {
+			case errors.Is(err, zk.ErrNoNode):
+				continue
+			case err != nil:
+				return Participant{}, nil, err
+			case len(sortContenders(r.children)) > 0:
+				continue // one joined meanwhile
+			}
+			return Participant{}, r.ch, nil
+		}
+		p := Participant{Node: cs[0].name, Path: o.s.callerPath(o.dir + "/" + cs[0].name), Kind: cs[0].kind, Sequence: cs[0].seq, Holds: true}
+		ch, err := o.get(ctx, &p)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // the leader went meanwhile
+		}
+		return p, ch, err
+	}
+}
+
+// get reads the leader's node into p and watches it.
+func (o *observer) get(ctx context.Context, p *Participant) (<-chan zk.Event, error) {
+	type res struct {
+		data []byte
+		stat *zk.Stat
+		ch   <-chan zk.Event
+	}
+	r, err := call(ctx, func() (res, error) {
+		data, stat, ch, err := o.s.conn.GetW(path.Join(o.dir, p.Node))
+		return res{data, stat, ch}, err
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	p.Data, p.Token, p.Session = r.data, r.stat.Czxid, r.stat.EphemeralOwner
+	return r.ch, nil
+}
+
+// rewatch watches the same leader again after its data changed; the node
+// must still be the same one (same czxid).
+func (o *observer) rewatch(ctx context.Context, p Participant) (<-chan zk.Event, error) {
+	q := p
+	ch, err := o.get(ctx, &q)
+	if err == nil && q.Token != p.Token {
+		return nil, zk.ErrNoNode
+	}
+	return ch, err
+}
