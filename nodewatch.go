@@ -91,11 +91,14 @@ func (s *Session) watchNode(h *hold) {
 // recheck reads h's node with a watch and ends h if the node is gone or is
 // not the one h created; it closes h.revoked on a revocation request. A
 // connection problem is left to the reconnect, which rechecks every hold.
+// It runs in the background: the request ends with its reply or with the
+// connection (go-zookeeper fails every pending request when the connection
+// drops or the session closes), so it needs no context of its own.
 func (s *Session) recheck(h *hold) {
-	data, stat, err := call2(h.ctx, func() ([]byte, *zk.Stat, error) {
-		data, stat, _, err := s.conn.GetW(h.node) // the notification reaches onNodeEvent
-		return data, stat, err
-	})
+	if h.ctx.Err() != nil {
+		return
+	}
+	data, stat, _, err := s.conn.GetW(h.node) // its notification reaches onNodeEvent
 	var reason error
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
