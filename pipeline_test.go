@@ -144,9 +144,13 @@ func TestIntegration_PipelinedListingUncontended(t *testing.T) {
 	require.Zero(t, got.missed-before.missed)
 	require.Zero(t, got.failed-before.failed)
 	require.Positive(t, got.early-before.early, "the listing is never sent before the create's reply is back: not pipelined")
-	// The holder's watch on its own node (a getData) is sent without waiting
-	// for its reply: a request more, no round trip more.
-	require.Equal(t, map[int32]int{pipeOpCreate: n + 1, pipeOpGetChildren2: n + 2, pipeOpGetData: n + 1, pipeOpDelete: n + 1}, requests(px))
+	// The holder's watch on its own node (a getData) is sent in the
+	// background, without waiting for its reply: a request more, no round
+	// trip more; none at all for a hold released before it went out.
+	got2 := requests(px)
+	require.LessOrEqual(t, got2[pipeOpGetData], n+1)
+	delete(got2, pipeOpGetData)
+	require.Equal(t, map[int32]int{pipeOpCreate: n + 1, pipeOpGetChildren2: n + 2, pipeOpDelete: n + 1}, got2)
 }
 
 // The first create in a directory that does not exist yet fails with
