@@ -18,10 +18,10 @@
 // A successful Lock returns a *Hold. A hold is valid until it is released
 // or lost; its Done channel closes and its Context is cancelled on loss
 // (the session expired, the connection stayed suspended past the loss
-// limit, or the holder's node vanished). No lock service can promise that
-// a holder learns of a loss in time (a process can pause at any moment), so
-// every hold carries a fencing token, the czxid of the holder's node:
-// strictly increasing from holder to holder. A resource protected by the
+// limit, or the holder's node was deleted by another client or replaced).
+// No lock service can promise that a holder learns of a loss in time (a
+// process can pause at any moment), so every hold carries a fencing token,
+// the czxid of the holder's node: strictly increasing from holder to holder. A resource protected by the
 // lock must accept a write only if its token is at least the highest token
 // it has seen, checked and recorded atomically with the write. For data
 // kept in ZooKeeper itself, Hold.Guard makes a zk.Conn.Multi apply only

@@ -17,10 +17,13 @@ import (
 // A Hold is valid until it is released or lost, whichever comes first. Loss
 // means the lock may now belong to someone else: the session expired, the
 // connection stayed suspended past the session's loss limit (WithLossLimit),
-// or, after a reconnect, the holder's node was missing or owned by another
-// session. On loss, Done closes and Err explains; stop acting on the lock's
-// behalf, and fence every write with Token so that a holder which learns of
-// its loss too late is still refused by the resource.
+// another client deleted the holder's node (ErrNodeDeleted, within one
+// notification: the session watches every hold's node), or the node was
+// found missing or owned by another session after a reconnect (ErrNodeGone).
+// Release is never reported as a loss. On loss, Done closes and Err
+// explains; stop acting on the lock's behalf, and fence every write with
+// Token so that a holder which learns of its loss too late is still refused
+// by the resource.
 //
 // The hold's Context carries the hold: passing it (or a context derived from
 // it) to Lock on the same lock re-enters instead of queueing, which is how a
