@@ -21,6 +21,7 @@ unittest:
 vet:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum not tidy: run go mod tidy"; exit 1; }
 
 ## demo: leader-only job runners against a local ZooKeeper it starts itself
 demo: deps

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/zklock/zklock"
 )
 
 // config is the resolved global settings: flag, else environment, else default.
@@ -264,9 +266,8 @@ func applyOnUnreachable(c *config, v string) error {
 }
 
 // lockPath applies the PATH rule (no leading "/": under /locks/) and checks
-// the result as the library does: absolute, no trailing "/", no empty, "."
-// or ".." element, no NUL. (The library's own check is not exported, and
-// the recipes run it only after connecting.)
+// the result with zklock.ValidatePath, the check every recipe runs, so a bad
+// PATH is a usage error (exit 2) before anything connects.
 func lockPath(p string) (string, error) {
 	if p == "" {
 		return "", usagef("empty PATH")
@@ -275,11 +276,7 @@ func lockPath(p string) (string, error) {
 	if !strings.HasPrefix(p, "/") {
 		full = "/locks/" + p
 	}
-	bad := full == "/" || strings.HasSuffix(full, "/") || strings.ContainsRune(full, 0)
-	for _, el := range strings.Split(full[1:], "/") {
-		bad = bad || el == "" || el == "." || el == ".."
-	}
-	if bad {
+	if err := zklock.ValidatePath(full); err != nil {
 		return "", usagef("invalid PATH %q", p)
 	}
 	return full, nil

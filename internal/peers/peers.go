@@ -53,7 +53,7 @@
 // writelock NAME PATH [EXTRA] (kazoo Lock, ReadLock, WriteLock; EXTRA is a
 // comma-separated extra_lock_patterns list or "-" for none; the identifier
 // is NAME), acquire, release and quit as above (the acquired event carries
-// the full node path), and contenders NAME (ok id1,id2,...).
+// the full node path), and contenders NAME (ok ["id1","id2",...], a JSON list).
 //
 // The peers need javac, java and the Debian Curator 5.4 jars, and
 // /usr/bin/python3 with python3-kazoo 2.8; `make deps` installs them.
