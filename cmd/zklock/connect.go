@@ -65,6 +65,9 @@ func (c *config) sessionOptions(log *slog.Logger) ([]zklock.SessionOption, error
 	if c.auth != nil {
 		opts = append(opts, zklock.WithAuth(c.auth.scheme, c.auth.cred))
 	}
+	if c.lossSet {
+		opts = append(opts, zklock.WithLossLimit(c.lossLimit))
+	}
 	return opts, nil
 }
 

@@ -21,6 +21,11 @@ type config struct {
 	auth           *authSpec // nil: no auth
 	onUnreachable  string    // onUnreachableFail or onUnreachableRun
 	verbose        bool
+
+	// lossLimit is --loss-limit (zklock.WithLossLimit) when lossSet, else
+	// the verb's default; without either, the library's default.
+	lossLimit time.Duration
+	lossSet   bool
 }
 
 type authSpec struct {
@@ -71,6 +76,11 @@ var settings = []setting{
 	{"on-unreachable", "ZKLOCK_ON_UNREACHABLE", onUnreachableFail, "fail|run",
 		"no server answers within --timeout (10s if 0): fail exits 1;\n" +
 			"run runs CMD anyway, unlocked, with ZKLOCK_UNLOCKED=1 and no token (efficiency locks only)", applyOnUnreachable},
+	{"loss-limit", "ZKLOCK_LOSS_LIMIT", "", "DUR",
+		"holding verbs: the lock counts as lost once the connection has been suspended\n" +
+			"for DUR (from when the server was last heard); 0: at the first suspension;\n" +
+			"negative (e.g. -1s): only when the session expires (use fencing).\n" +
+			"Default: elect 0; lock, read, write, semaphore 2/3 of the session timeout", applyLossLimit},
 }
 
 // rawValue is a flag.Value that keeps the text and whether it was given.
@@ -152,6 +162,9 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 	inv.cmd = cmd
 	if inv.cfg, err = resolve(g, getenv); err != nil {
 		return nil, err
+	}
+	if !inv.cfg.lossSet && v.lossDefault != nil {
+		inv.cfg.lossLimit, inv.cfg.lossSet = *v.lossDefault, true
 	}
 	return inv, nil
 }
@@ -254,6 +267,21 @@ func applyAuth(c *config, v string) error {
 		return errors.New("want SCHEME:CRED, e.g. digest:user:password")
 	}
 	c.auth = &authSpec{scheme: scheme, cred: []byte(cred)}
+	return nil
+}
+
+// applyLossLimit parses --loss-limit: any Go duration, negative included;
+// empty leaves the verb's default.
+func applyLossLimit(c *config, v string) error {
+	if v == "" {
+		c.lossLimit, c.lossSet = 0, false
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return errors.New("want a duration such as 0, 3s or -1s")
+	}
+	c.lossLimit, c.lossSet = d, true
 	return nil
 }
 

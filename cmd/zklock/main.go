@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/zklock/zklock"
 )
@@ -43,7 +44,17 @@ type verb struct {
 	// check, if set, validates the verb's flags before anything connects;
 	// it returns a usage error.
 	check func(o *verbOpts) error
+
+	// lossDefault, if set, is the verb's loss limit when --loss-limit is
+	// not given; otherwise the library's default applies.
+	lossDefault *time.Duration
 }
+
+// electLossLimit is elect's default loss limit: leadership ends at the first
+// suspension, as zklock.LeaderElection advises (a leader cut off from
+// ZooKeeper cannot know whether another has been elected, and a leader's CMD
+// usually acts on the world without fencing).
+var electLossLimit = time.Duration(0)
 
 func (v *verb) available() bool { return v.recipe != nil || v.run != nil }
 
@@ -63,7 +74,7 @@ var verbs = []*verb{
 			fs.IntVar(&o.leases, "leases", 0, "number of leases (semaphore)")
 		}},
 	{name: "elect", args: "PATH [--id ID] [--requeue] [--] [CMD [ARG...]]", summary: "run CMD only while leader (Curator LeaderSelector)",
-		holds: true, run: runElect,
+		holds: true, run: runElect, lossDefault: &electLossLimit,
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
 			fs.StringVar(&o.id, "id", "", "participant id (elect)")
 			fs.BoolVar(&o.requeue, "requeue", false, "campaign again after CMD ends (elect)")

@@ -44,6 +44,7 @@ Environment (a flag given on the command line wins; an empty variable is unset):
   ZKLOCK_TIMEOUT           --timeout
   ZKLOCK_AUTH              --auth
   ZKLOCK_ON_UNREACHABLE    --on-unreachable
+  ZKLOCK_LOSS_LIMIT        --loss-limit
 
 Exit status:
   CMD's     CMD ran and exited on its own while the lock was held
