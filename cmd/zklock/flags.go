@@ -98,6 +98,7 @@ type globals struct {
 	raw     map[string]*rawValue
 	try     bool
 	verbose bool
+	version bool
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
@@ -106,6 +107,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	}
 	fs.BoolVar(&g.try, "try", g.try, "do not wait: take the lock only if it is free now")
 	fs.BoolVar(&g.verbose, "v", g.verbose, "log state changes (connected, suspended, lost) to stderr")
+	fs.BoolVar(&g.version, "version", g.version, "print zklock's version and exit")
 }
 
 func newFlagSet(name string) *flag.FlagSet {
@@ -118,10 +120,40 @@ func newFlagSet(name string) *flag.FlagSet {
 // errHelp asks for the usage on stdout and exit 0.
 var errHelp = errors.New("help requested")
 
-// parseArgs parses `[flags] VERB [flags] ARGS...`. Global flags go before
-// the verb or after it; for a holding verb, flags may also follow PATH, and
-// the first argument after PATH that is not a flag (or everything after
-// "--") starts CMD.
+// errVersion asks for the version on stdout and exit 0.
+var errVersion = errors.New("version requested")
+
+// verbHelp asks for one verb's usage; it matches errHelp under errors.Is.
+type verbHelp struct{ verb *verb }
+
+func (h *verbHelp) Error() string { return "help requested for " + h.verb.name }
+func (h *verbHelp) Unwrap() error { return errHelp }
+
+// registerVerbFlags defines v's own flags (those beyond the global ones) on
+// fs, with o as their destination.
+func registerVerbFlags(fs *flag.FlagSet, v *verb, o *verbOpts) {
+	if v.flags != nil {
+		v.flags(fs, o)
+	}
+	if v.holds {
+		fs.BoolVar(&o.revocable, "revocable", false, "end CMD when revocation is requested (zklock revoke)")
+	}
+}
+
+// verbFlags returns v's own flags, in name order.
+func verbFlags(v *verb) []*flag.Flag {
+	fs := newFlagSet(v.name)
+	registerVerbFlags(fs, v, &verbOpts{})
+	var out []*flag.Flag
+	fs.VisitAll(func(f *flag.Flag) { out = append(out, f) })
+	return out
+}
+
+// parseArgs parses `[flags] VERB [flags] ARGS...`. Global flags and the
+// verb's own flags go before the verb or after it; for a holding verb,
+// flags may also follow PATH, and the first argument after PATH that is not
+// a flag (or everything after "--") starts CMD. A verb's flag given before
+// the verb is refused if the verb has no such flag.
 func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 	g := &globals{raw: map[string]*rawValue{}}
 	for _, s := range settings {
@@ -129,12 +161,37 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 	}
 	fs := newFlagSet("zklock")
 	g.register(fs)
+	// Every verb's flags, so that they may come before the verb; their
+	// values are replayed onto the verb's own flag set below.
+	owners := map[string][]string{}
+	for _, v := range verbs {
+		for _, f := range verbFlags(v) {
+			if fs.Lookup(f.Name) == nil {
+				fs.Var(&rawValue{text: f.DefValue}, f.Name, f.Usage)
+				if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+					fs.Lookup(f.Name).Value = &rawBool{rawValue{text: f.DefValue}}
+				}
+			}
+			owners[f.Name] = append(owners[f.Name], v.name)
+		}
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
+	}
+	if g.version {
+		return nil, errVersion
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
 		return nil, usagef("missing verb")
+	}
+	if rest[0] == "help" { // zklock help [VERB]
+		if len(rest) > 1 {
+			if v := lookupVerb(rest[1]); v != nil {
+				return nil, &verbHelp{v}
+			}
+		}
+		return nil, errHelp
 	}
 	v := lookupVerb(rest[0])
 	if v == nil {
@@ -146,14 +203,30 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 	inv := &invocation{verb: v}
 	vfs := newFlagSet("zklock " + v.name)
 	g.register(vfs)
-	if v.flags != nil {
-		v.flags(vfs, &inv.opts)
-	}
-	if v.holds {
-		vfs.BoolVar(&inv.opts.revocable, "revocable", false, "end CMD when revocation is requested (zklock revoke)")
+	registerVerbFlags(vfs, v, &inv.opts)
+	var early error
+	fs.Visit(func(f *flag.Flag) {
+		if _, isVerbFlag := owners[f.Name]; !isVerbFlag || early != nil {
+			return
+		}
+		if vfs.Lookup(f.Name) == nil {
+			early = usagef("--%s is not a flag of %s (it is one of %s)", f.Name, v.name, strings.Join(owners[f.Name], ", "))
+			return
+		}
+		if err := vfs.Set(f.Name, f.Value.String()); err != nil {
+			early = usagef("invalid value %q for --%s: %v", f.Value.String(), f.Name, err)
+		}
+	})
+	if early != nil {
+		return nil, early
 	}
 	path, cmd, err := splitVerbArgs(vfs, v, rest[1:])
-	if err != nil {
+	switch {
+	case errors.Is(err, errHelp):
+		return nil, &verbHelp{v}
+	case g.version:
+		return nil, errVersion
+	case err != nil:
 		return nil, err
 	}
 	if inv.path, err = lockPath(path); err != nil {
@@ -168,6 +241,12 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 	}
 	return inv, nil
 }
+
+// rawBool is a rawValue that the flag package treats as a boolean flag
+// (given alone, it means true).
+type rawBool struct{ rawValue }
+
+func (r *rawBool) IsBoolFlag() bool { return true }
 
 // splitVerbArgs parses the verb's flags around its one path argument and
 // returns the path and, for a holding verb, CMD.
