@@ -102,6 +102,9 @@ func Connect(servers []string, opts ...SessionOption) (*Session, error) {
 	if cfg.dialer == nil {
 		return nil, fmt.Errorf("%w: nil dialer", ErrInvalidArgument)
 	}
+	if cfg.tls != nil {
+		cfg.dialer = tlsDialer(cfg.dialer, cfg.tls) // the tap (see dial) reads the plaintext side
+	}
 	s := &Session{
 		cfg:     cfg,
 		log:     cfg.logger,

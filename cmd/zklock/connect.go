@@ -68,6 +68,9 @@ func (c *config) sessionOptions(log *slog.Logger) ([]zklock.SessionOption, error
 	if c.lossSet {
 		opts = append(opts, zklock.WithLossLimit(c.lossLimit))
 	}
+	if c.tls != nil {
+		opts = append(opts, zklock.WithTLS(c.tls))
+	}
 	return opts, nil
 }
 

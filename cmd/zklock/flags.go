@@ -1,10 +1,13 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -26,6 +29,11 @@ type config struct {
 	// the verb's default; without either, the library's default.
 	lossLimit time.Duration
 	lossSet   bool
+
+	// TLS files (--tls-ca, --tls-cert, --tls-key); tls is the client
+	// configuration built from them, nil for plaintext.
+	tlsCA, tlsCert, tlsKey string
+	tls                    *tls.Config
 }
 
 type authSpec struct {
@@ -81,6 +89,12 @@ var settings = []setting{
 			"for DUR (from when the server was last heard); 0: at the first suspension;\n" +
 			"negative (e.g. -1s): only when the session expires (use fencing).\n" +
 			"Default: elect 0; lock, read, write, semaphore 2/3 of the session timeout", applyLossLimit},
+	{"tls-ca", "ZKLOCK_TLS_CA", "", "FILE", "speak TLS (ZooKeeper's secureClientPort); trust the CA certificates in FILE (PEM)\n" +
+		"instead of the system's", func(c *config, v string) error { c.tlsCA = v; return nil }},
+	{"tls-cert", "ZKLOCK_TLS_CERT", "", "FILE", "speak TLS; present the client certificate in FILE (PEM; needs --tls-key)",
+		func(c *config, v string) error { c.tlsCert = v; return nil }},
+	{"tls-key", "ZKLOCK_TLS_KEY", "", "FILE", "the private key of --tls-cert (PEM)",
+		func(c *config, v string) error { c.tlsKey = v; return nil }},
 }
 
 // rawValue is a flag.Value that keeps the text and whether it was given.
@@ -239,6 +253,9 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 	if !inv.cfg.lossSet && v.lossDefault != nil {
 		inv.cfg.lossLimit, inv.cfg.lossSet = *v.lossDefault, true
 	}
+	if inv.cfg.tls, err = tlsConfig(&inv.cfg); err != nil {
+		return nil, err
+	}
 	return inv, nil
 }
 
@@ -347,6 +364,39 @@ func applyAuth(c *config, v string) error {
 	}
 	c.auth = &authSpec{scheme: scheme, cred: []byte(cred)}
 	return nil
+}
+
+// tlsConfig builds the TLS client configuration from the --tls-* files:
+// nil when none is given (plaintext). A file that cannot be read or parsed
+// is a usage error, so nothing connects with half a configuration.
+func tlsConfig(c *config) (*tls.Config, error) {
+	if c.tlsCA == "" && c.tlsCert == "" && c.tlsKey == "" {
+		return nil, nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if c.tlsCA != "" {
+		b, err := os.ReadFile(c.tlsCA)
+		if err != nil {
+			return nil, usagef("invalid --tls-ca: %v", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(b) {
+			return nil, usagef("invalid --tls-ca %s: no PEM certificate in it", c.tlsCA)
+		}
+	}
+	switch {
+	case c.tlsCert != "" && c.tlsKey != "":
+		cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
+		if err != nil {
+			return nil, usagef("invalid --tls-cert/--tls-key: %v", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	case c.tlsCert != "":
+		return nil, usagef("--tls-cert needs --tls-key")
+	case c.tlsKey != "":
+		return nil, usagef("--tls-key needs --tls-cert")
+	}
+	return tc, nil
 }
 
 // applyLossLimit parses --loss-limit: any Go duration, negative included;

@@ -47,6 +47,9 @@ Environment (a flag given on the command line wins; an empty variable is unset):
   ZKLOCK_AUTH              --auth
   ZKLOCK_ON_UNREACHABLE    --on-unreachable
   ZKLOCK_LOSS_LIMIT        --loss-limit
+  ZKLOCK_TLS_CA            --tls-ca
+  ZKLOCK_TLS_CERT          --tls-cert
+  ZKLOCK_TLS_KEY           --tls-key
 
 Exit status:
   CMD's     CMD ran and exited on its own while the lock was held
