@@ -109,3 +109,12 @@ func TestCLIVersion(t *testing.T) {
 		assert.True(t, bytes.Contains(out, []byte(strings.Fields(stdout)[len(strings.Fields(stdout))-1])), "go version in %q", stdout)
 	}
 }
+
+func TestUsageListsNewFlags(t *testing.T) {
+	var b bytes.Buffer
+	writeUsage(&b)
+	for _, s := range []string{"--loss-limit DUR", "ZKLOCK_LOSS_LIMIT", "--tls-ca FILE", "--tls-cert FILE", "--tls-key FILE",
+		"ZKLOCK_TLS_CA", "ZKLOCK_TLS_CERT", "ZKLOCK_TLS_KEY", "--version", "zklock VERB -h", "Default: elect 0"} {
+		assert.Contains(t, b.String(), s)
+	}
+}

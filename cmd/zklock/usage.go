@@ -56,7 +56,7 @@ Exit status:
             (128+S if CMD was killed by signal S)
   0         no CMD: released after SIGINT/SIGTERM/SIGHUP; status: printed
   1         error: cannot connect, ZooKeeper refused an operation, bad ACL or auth
-  2         usage: bad flag, bad path, missing argument, verb not yet available
+  2         usage: bad flag, bad path (revoke: not a lock node), missing argument
   3         not acquired: --timeout elapsed, --try found the lock taken, or a
             signal (SIGINT/SIGTERM/SIGHUP) arrived while waiting; CMD did not run
   4         the lock was lost while CMD ran (CMD was signalled)
@@ -134,7 +134,7 @@ func writeUsage(w io.Writer) {
 	}
 	b.WriteString("\nFlags:\n")
 	writeGlobalFlags(&b)
-	fmt.Fprintf(&b, "  %-28s %s\n", "--revocable", "lock, read, write, semaphore: hold revocably; a revocation request (zklock revoke,\n"+
+	fmt.Fprintf(&b, "  %-28s %s\n", "--revocable", "holding verbs: hold revocably; a revocation request (zklock revoke,\n"+
 		strings.Repeat(" ", 31)+"Curator Revoker) ends CMD as a loss does, exit 4")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--leases N", "semaphore: number of leases")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--id ID, --requeue", "elect: participant id; campaign again after CMD ends")
