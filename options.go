@@ -101,17 +101,18 @@ func WithDialer(d zk.Dialer) SessionOption {
 // a proxy that reads ZooKeeper's protocol cannot be put in between. The
 // session reads its liveness and fencing tokens from the decrypted side,
 // so tokens and loss detection work as without TLS. The handshake must
-// finish within go-zookeeper's connect timeout; a failed handshake counts
-// as a failed connection attempt and is retried like one. Default: off
-// (plaintext).
+// finish within the session timeout asked for (go-zookeeper's own 1s
+// connect timeout bounds only the TCP connection); a failed handshake
+// counts as a failed connection attempt and is retried like one. Default:
+// off (plaintext).
 func WithTLS(cfg *tls.Config) SessionOption {
 	return func(c *sessionConfig) { c.tls = cfg }
 }
 
-// tlsDialer runs TLS over the connections d makes.
-func tlsDialer(d zk.Dialer, cfg *tls.Config) zk.Dialer {
+// tlsDialer runs TLS over the connections d makes, each handshake bounded
+// by handshake.
+func tlsDialer(d zk.Dialer, cfg *tls.Config, handshake time.Duration) zk.Dialer {
 	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
-		start := time.Now()
 		raw, err := d(network, addr, timeout)
 		if err != nil {
 			return nil, err
@@ -124,7 +125,7 @@ func tlsDialer(d zk.Dialer, cfg *tls.Config) zk.Dialer {
 			}
 			tc.ServerName = host
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), timeout-time.Since(start))
+		ctx, cancel := context.WithTimeout(context.Background(), handshake)
 		defer cancel()
 		conn := tls.Client(raw, tc)
 		if err := conn.HandshakeContext(ctx); err != nil {

@@ -103,7 +103,7 @@ func Connect(servers []string, opts ...SessionOption) (*Session, error) {
 		return nil, fmt.Errorf("%w: nil dialer", ErrInvalidArgument)
 	}
 	if cfg.tls != nil {
-		cfg.dialer = tlsDialer(cfg.dialer, cfg.tls) // the tap (see dial) reads the plaintext side
+		cfg.dialer = tlsDialer(cfg.dialer, cfg.tls, cfg.timeout) // the tap (see dial) reads the plaintext side
 	}
 	s := &Session{
 		cfg:     cfg,

@@ -1,7 +1,6 @@
 package zktest_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -15,16 +14,13 @@ import (
 // and checks what it promises: the session had an id to expire when Expire
 // ran, and the server expired it (the session then has a new id).
 func TestIntegration_READMESnippet(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-
 	// --- the README snippet ---
 	c := zktest.Start(t) // or zktest.StartEnsemble(t) for 3 servers
 	sess, err := zklock.Connect(c.Servers(), zklock.WithDialer(c.Dialer()))
 	require.NoError(t, err)
 	t.Cleanup(func() { sess.Close() })
-	require.NoError(t, sess.WaitConnected(ctx)) // the session has its id once connected
-	require.NoError(t, c.Expire(sess.ID()))     // the server expires the session now
+	require.NoError(t, sess.WaitConnected(t.Context())) // the session has its id once connected
+	require.NoError(t, c.Expire(sess.ID()))             // the server expires the session now
 	// --- end ---
 
 	expired := sess.ID()

@@ -75,7 +75,8 @@ func (c *Cluster) clientTLS() *tls.Config {
 // TLS). Cluster.Servers lists the secure addresses; Dialer, Connect,
 // FourLetter, Expire and WaitServing speak TLS; a Proxy cannot be used
 // (it reads the protocol's frames). Local backend only: other backends skip
-// the test. Default: off (plaintext).
+// the test. Only client connections use TLS: an ensemble's members talk to
+// each other in plaintext. Default: off (plaintext).
 func WithTLS() Option { return func(c *config) { c.tls = true } }
 
 // WithTLSClientAuth is WithTLS with client certificates required

@@ -38,11 +38,7 @@ func (a *app) connect(ctx context.Context, cfg *config) (*zklock.Session, error)
 	defer cancel()
 
 	a.log.Info("zklock: connecting", "servers", strings.Join(cfg.servers, ","), "session_timeout", cfg.sessionTimeout)
-	opts, err := cfg.sessionOptions(a.log)
-	if err != nil {
-		return nil, err
-	}
-	s, err := zklock.Connect(cfg.servers, opts...)
+	s, err := zklock.Connect(cfg.servers, cfg.sessionOptions(a.log)...)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +53,7 @@ func (a *app) connect(ctx context.Context, cfg *config) (*zklock.Session, error)
 }
 
 // sessionOptions are the library options the global flags ask for.
-func (c *config) sessionOptions(log *slog.Logger) ([]zklock.SessionOption, error) {
+func (c *config) sessionOptions(log *slog.Logger) []zklock.SessionOption {
 	opts := []zklock.SessionOption{
 		zklock.WithSessionTimeout(c.sessionTimeout),
 		zklock.WithLogger(log),
@@ -71,7 +67,7 @@ func (c *config) sessionOptions(log *slog.Logger) ([]zklock.SessionOption, error
 	if c.tls != nil {
 		opts = append(opts, zklock.WithTLS(c.tls))
 	}
-	return opts, nil
+	return opts
 }
 
 // connectError explains why ctx ended while connecting.
