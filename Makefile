@@ -10,9 +10,11 @@ all: test
 deps:
 	@scripts/install-deps.sh
 
-## test: go vet and the whole test suite with the race detector (real ZooKeeper)
+## test: go vet and the whole test suite with the race detector (real ZooKeeper),
+## the root module and contrib/prometheus
 test: deps vet
 	$(GO) test -race -count=1 -timeout 20m ./...
+	cd contrib/prometheus && $(GO) test -race -count=1 ./...
 
 ## unittest: the tests that need no ZooKeeper
 unittest:
@@ -21,6 +23,9 @@ unittest:
 vet:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum not tidy: run go mod tidy"; exit 1; }
+	cd contrib/prometheus && $(GO) vet ./...
+	@cd contrib/prometheus && $(GO) mod tidy -diff || { echo "contrib/prometheus: go.mod/go.sum not tidy: run go mod tidy there"; exit 1; }
 
 ## demo: leader-only job runners against a local ZooKeeper it starts itself
 demo: deps

@@ -1,6 +1,9 @@
 package zklock
 
 import (
+	"context"
+	"crypto/tls"
+	"fmt"
 	"log/slog"
 	"net"
 	"sync"
@@ -23,6 +26,7 @@ type sessionConfig struct {
 	zkOpts    []func(*zk.Conn)
 	retry     Backoff
 	namespace string // see WithNamespace
+	tls       *tls.Config
 }
 
 type authInfo struct {
@@ -76,9 +80,61 @@ func WithLossLimit(d time.Duration) SessionOption {
 
 // WithDialer sets the dialer used to reach the servers (for example a test
 // proxy). The session wraps the connections it returns to learn when the
-// server was last heard from. Default: net.DialTimeout.
+// server was last heard from; with WithTLS, TLS runs over them first.
+// Default: net.DialTimeout.
 func WithDialer(d zk.Dialer) SessionOption {
 	return func(c *sessionConfig) { c.dialer = d }
+}
+
+// WithTLS makes the session speak TLS to the servers, as to ZooKeeper's
+// secureClientPort (3.5 and later, served by the Netty connection factory;
+// Java clients set zookeeper.client.secure=true for the same). cfg is
+// cloned at each connection; when its ServerName is empty (and
+// InsecureSkipVerify is false) the server's certificate is checked against
+// the host of the address dialled, which go-zookeeper has already resolved,
+// so a certificate for a name must come with ServerName set. A client
+// certificate for servers that require one (ssl.clientAuth=need) goes in
+// cfg.Certificates. A nil cfg leaves TLS off.
+//
+// The TLS connection runs over what the dialer of WithDialer returns (by
+// default a TCP connection), so a dialer given there still decides where
+// and how to connect (a SOCKS tunnel, say), and sees only encrypted bytes:
+// a proxy that reads ZooKeeper's protocol cannot be put in between. The
+// session reads its liveness and fencing tokens from the decrypted side,
+// so tokens and loss detection work as without TLS. The handshake must
+// finish within the session timeout asked for (go-zookeeper's own 1s
+// connect timeout bounds only the TCP connection); a failed handshake
+// counts as a failed connection attempt and is retried like one. Default:
+// off (plaintext).
+func WithTLS(cfg *tls.Config) SessionOption {
+	return func(c *sessionConfig) { c.tls = cfg }
+}
+
+// tlsDialer runs TLS over the connections d makes, each handshake bounded
+// by handshake.
+func tlsDialer(d zk.Dialer, cfg *tls.Config, handshake time.Duration) zk.Dialer {
+	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		raw, err := d(network, addr, timeout)
+		if err != nil {
+			return nil, err
+		}
+		tc := cfg.Clone()
+		if tc.ServerName == "" && !tc.InsecureSkipVerify {
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				host = addr
+			}
+			tc.ServerName = host
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), handshake)
+		defer cancel()
+		conn := tls.Client(raw, tc)
+		if err := conn.HandshakeContext(ctx); err != nil {
+			raw.Close()
+			return nil, fmt.Errorf("zklock: TLS handshake with %s: %w", addr, err)
+		}
+		return conn, nil
+	}
 }
 
 // WithLogger sets the logger for state changes (suspended, reconnected,

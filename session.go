@@ -106,6 +106,9 @@ func Connect(servers []string, opts ...SessionOption) (*Session, error) {
 	if err := ValidateNamespace(cfg.namespace); err != nil {
 		return nil, err
 	}
+	if cfg.tls != nil {
+		cfg.dialer = tlsDialer(cfg.dialer, cfg.tls, cfg.timeout) // the tap (see dial) reads the plaintext side
+	}
 	s := &Session{
 		cfg:     cfg,
 		log:     cfg.logger,

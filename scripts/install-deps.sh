@@ -4,6 +4,8 @@
 #   default-jdk-headless    java and javac, unless both are already on PATH
 #   libcurator-recipes-java Apache Curator, for wire-compatibility tests
 #   python3-kazoo           kazoo, for wire-compatibility tests
+#   gcc                     a C compiler, unless cc or gcc is on PATH: go test -race
+#                           needs cgo
 # Idempotent: a machine that has everything is left untouched (no apt-get
 # update). Supported on Debian and Ubuntu, as root (or with passwordless
 # sudo). Elsewhere it explains what to install and exits 1.
@@ -20,12 +22,15 @@ fi
 if ! command -v java >/dev/null 2>&1 || ! command -v javac >/dev/null 2>&1; then
 	missing+=(default-jdk-headless)
 fi
+if ! command -v cc >/dev/null 2>&1 && ! command -v gcc >/dev/null 2>&1; then
+	missing+=(gcc)
+fi
 for p in libcurator-recipes-java python3-kazoo; do
 	installed "$p" || missing+=("$p")
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-	echo "install-deps: ZooKeeper, Java, Curator and kazoo are already installed"
+	echo "install-deps: ZooKeeper, Java, Curator, kazoo and a C compiler are already installed"
 	exit 0
 fi
 

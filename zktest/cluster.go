@@ -56,6 +56,7 @@ type Cluster struct {
 	ctl     controller // nil: no fault control (ZK_SERVERS)
 	backend string
 	dirs    []string // per-member directories (local backend)
+	tls     *TLS     // WithTLS: the key material; nil for plaintext
 }
 
 // Start starts a standalone ZooKeeper server (or WithServers(n) servers)
@@ -89,6 +90,9 @@ func start(t testing.TB, n int, opts []Option) *Cluster {
 	}
 	if cfg.servers < 1 {
 		t.Fatalf("zktest: WithServers(%d): need at least 1 server", cfg.servers)
+	}
+	if b := os.Getenv(EnvBackend); cfg.tls && (os.Getenv(EnvServers) != "" || (b != "" && b != "local")) {
+		t.Skipf("zktest: WithTLS needs the local backend (it writes the servers' TLS configuration); unset %s and %s", EnvServers, EnvBackend)
 	}
 	if list := os.Getenv(EnvServers); list != "" {
 		return startExternal(t, cfg, list)

@@ -15,6 +15,7 @@ import (
 // Where Debian's zookeeper package puts its jars. The zookeeper jar's
 // manifest Class-Path names every dependency, so it is the whole classpath.
 const (
+	debianJavaDir      = "/usr/share/java"
 	debianZooKeeperJar = "/usr/share/java/zookeeper.jar"
 	debianSLF4JSimple  = "/usr/share/java/slf4j-simple.jar"
 	mainClass          = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
@@ -106,7 +107,12 @@ func writeConfig(cfg *config, dir string, i int, all []ports) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "tickTime=%d\ninitLimit=%d\nsyncLimit=%d\n", tickMs, initLimit, syncLimit)
-	fmt.Fprintf(&b, "dataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n", data, all[i].client)
+	if cfg.tls {
+		// TLS only: no plaintext client port at all.
+		fmt.Fprintf(&b, "dataDir=%s\nsecureClientPort=%d\nsecureClientPortAddress=127.0.0.1\n", data, all[i].client)
+	} else {
+		fmt.Fprintf(&b, "dataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n", data, all[i].client)
+	}
 	fmt.Fprintf(&b, "minSessionTimeout=%d\nmaxSessionTimeout=60000\n", 2*tickMs)
 	fmt.Fprintf(&b, "forceSync=%s\npreAllocSize=4096\nmaxClientCnxns=0\n", forceSync)
 	b.WriteString("4lw.commands.whitelist=*\nadmin.enableServer=false\n")
@@ -125,7 +131,7 @@ func writeConfig(cfg *config, dir string, i int, all []ports) (string, error) {
 
 // javaArgs builds the server command line. The zktest.owner and zktest.dir
 // properties mark the process as ours for the reaper and for leak checks.
-func javaArgs(cfg *config, js javaSetup, clusterDir, cfgPath string) []string {
+func javaArgs(cfg *config, js javaSetup, clusterDir, cfgPath string, tc *TLS) []string {
 	props := map[string]string{
 		"zookeeper.4lw.commands.whitelist":       "*",
 		"zookeeper.admin.enableServer":           "false",
@@ -139,6 +145,11 @@ func javaArgs(cfg *config, js javaSetup, clusterDir, cfgPath string) []string {
 	}
 	if cfg.logOutput != nil {
 		props["org.slf4j.simpleLogger.defaultLogLevel"] = "info"
+	}
+	if tc != nil {
+		for k, v := range tc.serverProps() {
+			props[k] = v
+		}
 	}
 	for k, v := range cfg.props {
 		props[k] = v
@@ -162,5 +173,19 @@ func javaArgs(cfg *config, js javaSetup, clusterDir, cfgPath string) []string {
 	if js.slf4j != "" {
 		cp += string(os.PathListSeparator) + js.slf4j
 	}
+	if tc != nil {
+		// Netty's TLS handler needs netty-codec (and the transport its
+		// resolver), which Debian's zookeeper jar does not list.
+		for _, jar := range []string{"netty-codec.jar", "netty-resolver.jar", "netty-transport-native-unix-common.jar"} {
+			if p := filepath.Join(debianJavaDir, jar); fileExists(p) {
+				cp += string(os.PathListSeparator) + p
+			}
+		}
+	}
 	return append(args, "-cp", cp, mainClass, cfgPath)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

@@ -46,6 +46,16 @@
 // only with the build tag zktest_docker, and skips the test when no Docker
 // engine answers (see docker.go for why not testcontainers-go).
 //
+// # TLS
+//
+// WithTLS (or WithTLSClientAuth, which also requires client certificates)
+// starts servers that speak only TLS on their client port (ZooKeeper's
+// secureClientPort with the Netty connection factory and PEM stores), with
+// a CA, server and client certificates made in the test; Cluster.TLS
+// returns a client tls.Config and the PEM files for other clients. The
+// harness's own dialer, four-letter words and Expire speak TLS too; a
+// Proxy cannot be used.
+//
 // # Cleanup and leaks
 //
 // Every server and connection is stopped by t.Cleanup, also when the test

@@ -1,9 +1,10 @@
 package zktest
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/zklock/zklock/internal/wire"
@@ -32,7 +33,7 @@ func (c *Cluster) Expire(sessionID int64) error {
 	}
 	var errs []error
 	for _, i := range c.liveMembers() {
-		err := expireAt(c.servers[i], sessionID, cred)
+		err := expireAt(c.servers[i], sessionID, cred, c.clientTLS())
 		if err == nil || errors.Is(err, ErrNoSession) {
 			return err
 		}
@@ -44,8 +45,10 @@ func (c *Cluster) Expire(sessionID int64) error {
 	return fmt.Errorf("zktest: expire session 0x%x: %w", sessionID, errors.Join(errs...))
 }
 
-func expireAt(addr string, sid int64, cred credential) error {
-	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+func expireAt(addr string, sid int64, cred credential, tc *tls.Config) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := dialRaw(ctx, addr, tc)
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,10 @@ package zktest
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"time"
 
@@ -30,12 +30,13 @@ func (c *Cluster) fourLetter(ctx context.Context, i int, cmd string) (string, er
 	if len(cmd) != 4 {
 		return "", fmt.Errorf("zktest: four-letter command %q is not 4 bytes", cmd)
 	}
-	return fourLetterAt(ctx, c.servers[i], cmd)
+	return fourLetterAt(ctx, c.servers[i], cmd, c.clientTLS())
 }
 
-func fourLetterAt(ctx context.Context, addr, cmd string) (string, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+// fourLetterAt sends cmd to addr, over TLS when tc is not nil (the Netty
+// connection factory answers four-letter words on its secure port too).
+func fourLetterAt(ctx context.Context, addr, cmd string, tc *tls.Config) (string, error) {
+	conn, err := dialRaw(ctx, addr, tc)
 	if err != nil {
 		return "", err
 	}
@@ -49,6 +50,9 @@ func fourLetterAt(ctx context.Context, addr, cmd string) (string, error) {
 		return "", err
 	}
 	b, err := io.ReadAll(conn)
+	if tc != nil && errors.Is(err, io.ErrUnexpectedEOF) && len(b) > 0 {
+		err = nil // the server closed without a TLS close_notify: the answer is whole
+	}
 	if err != nil {
 		return string(b), fmt.Errorf("zktest: %s to %s: %w", cmd, addr, err)
 	}
@@ -70,7 +74,7 @@ func (c *Cluster) mode(ctx context.Context, i int) (string, error) {
 	}
 	if strings.Contains(out, "whitelist") {
 		// External ensemble without srvr: a real handshake tells.
-		if err := probeSession(ctx, c.servers[i]); err != nil {
+		if err := probeSession(ctx, c.servers[i], c.clientTLS()); err != nil {
 			return "", err
 		}
 		return "unknown", nil
@@ -79,9 +83,8 @@ func (c *Cluster) mode(ctx context.Context, i int) (string, error) {
 }
 
 // probeSession opens and closes a session on addr with a raw handshake.
-func probeSession(ctx context.Context, addr string) error {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+func probeSession(ctx context.Context, addr string, tc *tls.Config) error {
+	conn, err := dialRaw(ctx, addr, tc)
 	if err != nil {
 		return err
 	}

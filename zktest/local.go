@@ -2,6 +2,7 @@ package zktest
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -17,6 +18,7 @@ import (
 // localBackend runs each member as a java process on 127.0.0.1.
 type localBackend struct {
 	cfg     *config
+	tls     *TLS // nil: plaintext
 	js      javaSetup
 	dir     string // cluster directory, the -Dzktest.dir marker
 	members []*member
@@ -47,11 +49,16 @@ func startLocal(t testing.TB, cfg config) *Cluster {
 	// TempDir before Cleanup: cleanups run last-in first-out, so the
 	// servers are dead before the directory is removed.
 	lb := &localBackend{cfg: &cfg, js: js, dir: t.TempDir()}
+	if cfg.tls {
+		if lb.tls, err = writeTLS(lb.dir, cfg.clientAuth); err != nil {
+			t.Fatalf("zktest: TLS material: %v", err)
+		}
+	}
 	t.Cleanup(func() { lb.shutdown(t) })
 	for attempt := 1; ; attempt++ {
 		servers, err := lb.boot()
 		if err == nil {
-			c := &Cluster{cfg: cfg, servers: servers, book: newSessionBook(), ctl: lb, backend: "local"}
+			c := &Cluster{cfg: cfg, servers: servers, book: newSessionBook(), ctl: lb, backend: "local", tls: lb.tls}
 			for _, m := range lb.members {
 				c.dirs = append(c.dirs, m.dir)
 			}
@@ -95,7 +102,7 @@ func (lb *localBackend) boot() ([]string, error) {
 		if m.cfg, err = writeConfig(lb.cfg, m.dir, i, all); err != nil {
 			return nil, fmt.Errorf("zktest: write config: %w", err)
 		}
-		m.args = javaArgs(lb.cfg, lb.js, lb.dir, m.cfg)
+		m.args = javaArgs(lb.cfg, lb.js, lb.dir, m.cfg, lb.tls)
 		lb.members[i] = m
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), lb.cfg.startTimeout)
@@ -107,11 +114,11 @@ func (lb *localBackend) boot() ([]string, error) {
 			}
 		}
 		for i, m := range lb.members {
-			if err := waitRuok(ctx, servers[i], m.proc); err != nil {
+			if err := waitRuok(ctx, servers[i], m.proc, lb.clientTLS()); err != nil {
 				return fmt.Errorf("server %d: %w", i, err)
 			}
 		}
-		c := &Cluster{servers: servers, ctl: lb}
+		c := &Cluster{servers: servers, ctl: lb, tls: lb.tls}
 		return c.WaitServing(ctx)
 	}()
 	if err != nil {
@@ -146,12 +153,12 @@ func (lb *localBackend) spawn(i int) error {
 
 // waitRuok polls addr until it answers ruok with imok, the process exits,
 // or ctx ends.
-func waitRuok(ctx context.Context, addr string, p *process) error {
+func waitRuok(ctx context.Context, addr string, p *process, tc *tls.Config) error {
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		qctx, cancel := context.WithTimeout(ctx, time.Second)
-		out, err := fourLetterAt(qctx, addr, "ruok")
+		out, err := fourLetterAt(qctx, addr, "ruok", tc)
 		cancel()
 		if err == nil && out == "imok" {
 			return nil
@@ -243,7 +250,7 @@ func (lb *localBackend) start(i int) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), lb.cfg.startTimeout)
 	defer cancel()
-	if err := waitRuok(ctx, m.addr, m.proc); err != nil {
+	if err := waitRuok(ctx, m.addr, m.proc, lb.clientTLS()); err != nil {
 		clash := m.proc.out.bindClash()
 		err = fmt.Errorf("zktest: restart server %d: %w\n--- output (tail) ---\n%s", i, err, m.proc.out.Tail())
 		_ = m.proc.kill()
@@ -271,4 +278,11 @@ func (lb *localBackend) shutdown(t testing.TB) {
 		}
 		m.mu.Unlock()
 	}
+}
+
+func (lb *localBackend) clientTLS() *tls.Config {
+	if lb.tls == nil {
+		return nil
+	}
+	return lb.tls.ClientConfig()
 }

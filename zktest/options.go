@@ -18,6 +18,8 @@ type config struct {
 	props          map[string]string
 	heap           string
 	jvmFlags       []string
+	tls            bool // WithTLS
+	clientAuth     bool // WithTLSClientAuth
 }
 
 func defaultConfig(servers int) config {

@@ -40,6 +40,9 @@ type Proxy struct {
 // test's cleanup. It fails the test (t.Fatal) if it cannot listen.
 func (c *Cluster) Proxy(t testing.TB) *Proxy {
 	t.Helper()
+	if c.tls != nil {
+		t.Fatalf("zktest: a Proxy cannot be used with a cluster started WithTLS (it reads the protocol's frames)")
+	}
 	p := &Proxy{
 		c:       c,
 		addrMap: map[string]string{},

@@ -1,6 +1,9 @@
 package zktest
 
 import (
+	"context"
+	"crypto/tls"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
@@ -80,17 +83,31 @@ func (r *recordingConn) Read(p []byte) (int, error) {
 
 // Dialer returns a plain TCP dialer for zk.WithDialer that records each
 // session's id and password from the server's ConnectResponse, so that
-// Expire can end it. It adds no faults.
+// Expire can end it. It adds no faults. For a cluster started WithTLS it
+// also does the TLS handshake (with TLS().ClientConfig()), so that
+// go-zookeeper, which has no TLS of its own, can connect; a client that
+// does its own TLS (zklock.WithTLS) should not use it.
 func (c *Cluster) Dialer() zk.Dialer { return c.WrapDialer(net.DialTimeout) }
 
 // WrapDialer returns a dialer that dials with d and records session
-// credentials like Dialer, for tests that inject their own client faults
-// through zk.WithDialer and still want Expire.
+// credentials like Dialer (over TLS for a cluster started WithTLS, as
+// Dialer), for tests that inject their own client faults through
+// zk.WithDialer and still want Expire.
 func (c *Cluster) WrapDialer(d zk.Dialer) zk.Dialer {
 	return func(network, address string, timeout time.Duration) (net.Conn, error) {
 		conn, err := d(network, address, timeout)
 		if err != nil {
 			return nil, err
+		}
+		if tc := c.clientTLS(); tc != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			tconn := tls.Client(conn, forAddr(tc, address))
+			if err := tconn.HandshakeContext(ctx); err != nil {
+				conn.Close()
+				return nil, fmt.Errorf("zktest: TLS handshake with %s: %w", address, err)
+			}
+			conn = tconn
 		}
 		return &recordingConn{Conn: conn, book: c.book}, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -26,48 +27,47 @@ func (c *config) connectBound() time.Duration {
 // connect opens a session and waits, within the connect bound and until
 // ctx ends, for it to be established and authenticated.
 //
-// zklock.Connect returns at once and connects in the background, and the
-// library has no "wait until connected", so the wait watches the session's
-// state events. Credentials are added here rather than with
-// zklock.WithAuth, because WithAuth makes Connect itself block (AddAuth
-// waits for the server) with no bound: zklock would hang while ZooKeeper is
-// down. go-zookeeper re-sends credentials added this way after every
-// reconnect, as it does for WithAuth.
+// zklock.Connect returns at once and connects in the background;
+// Session.WaitConnected is the bounded wait. Credentials go in with
+// zklock.WithAuth: the session sends them once a server answers (and again
+// after every reconnect) and creates nothing before they are accepted, so
+// WaitConnected covers them too and a ZooKeeper that is down cannot make
+// zklock hang past the bound.
 func (a *app) connect(ctx context.Context, cfg *config) (*zklock.Session, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.connectBound())
 	defer cancel()
 
-	connected := make(chan struct{})
-	var once sync.Once
-	observe := func(ev zklock.Event) { // called synchronously: must not block
-		if ev.Kind == zklock.EventState && ev.State == zklock.StateConnected {
-			once.Do(func() { close(connected) })
-		}
-	}
 	a.log.Info("zklock: connecting", "servers", strings.Join(cfg.servers, ","), "session_timeout", cfg.sessionTimeout)
-	s, err := zklock.Connect(cfg.servers,
-		zklock.WithSessionTimeout(cfg.sessionTimeout),
-		zklock.WithLogger(a.log),
-		zklock.WithObserver(observe))
+	s, err := zklock.Connect(cfg.servers, cfg.sessionOptions(a.log)...)
 	if err != nil {
 		return nil, err
 	}
-	select {
-	case <-connected:
-	case <-ctx.Done():
+	if err := s.WaitConnected(ctx); err != nil {
 		s.Close()
-		return nil, a.connectError(ctx, cfg)
-	}
-	if cfg.auth != nil {
-		if err := addAuth(ctx, s, cfg.auth); err != nil {
-			s.Close()
-			if ctx.Err() != nil {
-				return nil, a.connectError(ctx, cfg)
-			}
-			return nil, err
+		if ctx.Err() != nil {
+			return nil, a.connectError(ctx, cfg)
 		}
+		return nil, err
 	}
 	return s, nil
+}
+
+// sessionOptions are the library options the global flags ask for.
+func (c *config) sessionOptions(log *slog.Logger) []zklock.SessionOption {
+	opts := []zklock.SessionOption{
+		zklock.WithSessionTimeout(c.sessionTimeout),
+		zklock.WithLogger(log),
+	}
+	if c.auth != nil {
+		opts = append(opts, zklock.WithAuth(c.auth.scheme, c.auth.cred))
+	}
+	if c.lossSet {
+		opts = append(opts, zklock.WithLossLimit(c.lossLimit))
+	}
+	if c.tls != nil {
+		opts = append(opts, zklock.WithTLS(c.tls))
+	}
+	return opts
 }
 
 // connectError explains why ctx ended while connecting.
@@ -80,23 +80,6 @@ func (a *app) connectError(ctx context.Context, cfg *config) error {
 }
 
 var errStopped = errors.New("signal watch stopped")
-
-// addAuth adds credentials to the session's connection within ctx.
-func addAuth(ctx context.Context, s *zklock.Session, auth *authSpec) error {
-	errc := make(chan error, 1)
-	go func() { errc <- s.Conn().AddAuth(auth.scheme, auth.cred) }()
-	select {
-	case err := <-errc:
-		if err != nil {
-			return fmt.Errorf("auth %s: %w", auth.scheme, err)
-		}
-		return nil
-	case <-ctx.Done():
-		s.Close() // unblocks AddAuth
-		<-errc
-		return ctx.Err()
-	}
-}
 
 // interruptible returns a context cancelled with an *interrupted cause when
 // SIGINT, SIGTERM or SIGHUP arrives. stop ends the watch and returns once

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
+
+	"github.com/zklock/zklock"
 )
 
 // config is the resolved global settings: flag, else environment, else default.
@@ -19,6 +24,16 @@ type config struct {
 	auth           *authSpec // nil: no auth
 	onUnreachable  string    // onUnreachableFail or onUnreachableRun
 	verbose        bool
+
+	// lossLimit is --loss-limit (zklock.WithLossLimit) when lossSet, else
+	// the verb's default; without either, the library's default.
+	lossLimit time.Duration
+	lossSet   bool
+
+	// TLS files (--tls-ca, --tls-cert, --tls-key); tls is the client
+	// configuration built from them, nil for plaintext.
+	tlsCA, tlsCert, tlsKey string
+	tls                    *tls.Config
 }
 
 type authSpec struct {
@@ -69,6 +84,17 @@ var settings = []setting{
 	{"on-unreachable", "ZKLOCK_ON_UNREACHABLE", onUnreachableFail, "fail|run",
 		"no server answers within --timeout (10s if 0): fail exits 1;\n" +
 			"run runs CMD anyway, unlocked, with ZKLOCK_UNLOCKED=1 and no token (efficiency locks only)", applyOnUnreachable},
+	{"loss-limit", "ZKLOCK_LOSS_LIMIT", "", "DUR",
+		"holding verbs: the lock counts as lost once the connection has been suspended\n" +
+			"for DUR (from when the server was last heard); 0: at the first suspension;\n" +
+			"negative (e.g. -1s): only when the session expires (use fencing).\n" +
+			"Default: elect 0; lock, read, write, semaphore 2/3 of the session timeout", applyLossLimit},
+	{"tls-ca", "ZKLOCK_TLS_CA", "", "FILE", "speak TLS (ZooKeeper's secureClientPort); trust the CA certificates in FILE (PEM)\n" +
+		"instead of the system's", func(c *config, v string) error { c.tlsCA = v; return nil }},
+	{"tls-cert", "ZKLOCK_TLS_CERT", "", "FILE", "speak TLS; present the client certificate in FILE (PEM; needs --tls-key)",
+		func(c *config, v string) error { c.tlsCert = v; return nil }},
+	{"tls-key", "ZKLOCK_TLS_KEY", "", "FILE", "the private key of --tls-cert (PEM)",
+		func(c *config, v string) error { c.tlsKey = v; return nil }},
 }
 
 // rawValue is a flag.Value that keeps the text and whether it was given.
@@ -86,6 +112,7 @@ type globals struct {
 	raw     map[string]*rawValue
 	try     bool
 	verbose bool
+	version bool
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
@@ -94,6 +121,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	}
 	fs.BoolVar(&g.try, "try", g.try, "do not wait: take the lock only if it is free now")
 	fs.BoolVar(&g.verbose, "v", g.verbose, "log state changes (connected, suspended, lost) to stderr")
+	fs.BoolVar(&g.version, "version", g.version, "print zklock's version and exit")
 }
 
 func newFlagSet(name string) *flag.FlagSet {
@@ -106,10 +134,40 @@ func newFlagSet(name string) *flag.FlagSet {
 // errHelp asks for the usage on stdout and exit 0.
 var errHelp = errors.New("help requested")
 
-// parseArgs parses `[flags] VERB [flags] ARGS...`. Global flags go before
-// the verb or after it; for a holding verb, flags may also follow PATH, and
-// the first argument after PATH that is not a flag (or everything after
-// "--") starts CMD.
+// errVersion asks for the version on stdout and exit 0.
+var errVersion = errors.New("version requested")
+
+// verbHelp asks for one verb's usage; it matches errHelp under errors.Is.
+type verbHelp struct{ verb *verb }
+
+func (h *verbHelp) Error() string { return "help requested for " + h.verb.name }
+func (h *verbHelp) Unwrap() error { return errHelp }
+
+// registerVerbFlags defines v's own flags (those beyond the global ones) on
+// fs, with o as their destination.
+func registerVerbFlags(fs *flag.FlagSet, v *verb, o *verbOpts) {
+	if v.flags != nil {
+		v.flags(fs, o)
+	}
+	if v.holds {
+		fs.BoolVar(&o.revocable, "revocable", false, "end CMD when revocation is requested (zklock revoke)")
+	}
+}
+
+// verbFlags returns v's own flags, in name order.
+func verbFlags(v *verb) []*flag.Flag {
+	fs := newFlagSet(v.name)
+	registerVerbFlags(fs, v, &verbOpts{})
+	var out []*flag.Flag
+	fs.VisitAll(func(f *flag.Flag) { out = append(out, f) })
+	return out
+}
+
+// parseArgs parses `[flags] VERB [flags] ARGS...`. Global flags and the
+// verb's own flags go before the verb or after it; for a holding verb,
+// flags may also follow PATH, and the first argument after PATH that is not
+// a flag (or everything after "--") starts CMD. A verb's flag given before
+// the verb is refused if the verb has no such flag.
 func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 	g := &globals{raw: map[string]*rawValue{}}
 	for _, s := range settings {
@@ -117,12 +175,37 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 	}
 	fs := newFlagSet("zklock")
 	g.register(fs)
+	// Every verb's flags, so that they may come before the verb; their
+	// values are replayed onto the verb's own flag set below.
+	owners := map[string][]string{}
+	for _, v := range verbs {
+		for _, f := range verbFlags(v) {
+			if fs.Lookup(f.Name) == nil {
+				fs.Var(&rawValue{text: f.DefValue}, f.Name, f.Usage)
+				if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+					fs.Lookup(f.Name).Value = &rawBool{rawValue{text: f.DefValue}}
+				}
+			}
+			owners[f.Name] = append(owners[f.Name], v.name)
+		}
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
+	}
+	if g.version {
+		return nil, errVersion
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
 		return nil, usagef("missing verb")
+	}
+	if rest[0] == "help" { // zklock help [VERB]
+		if len(rest) > 1 {
+			if v := lookupVerb(rest[1]); v != nil {
+				return nil, &verbHelp{v}
+			}
+		}
+		return nil, errHelp
 	}
 	v := lookupVerb(rest[0])
 	if v == nil {
@@ -134,14 +217,30 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 	inv := &invocation{verb: v}
 	vfs := newFlagSet("zklock " + v.name)
 	g.register(vfs)
-	if v.flags != nil {
-		v.flags(vfs, &inv.opts)
-	}
-	if v.holds {
-		vfs.BoolVar(&inv.opts.revocable, "revocable", false, "end CMD when revocation is requested (zklock revoke)")
+	registerVerbFlags(vfs, v, &inv.opts)
+	var early error
+	fs.Visit(func(f *flag.Flag) {
+		if _, isVerbFlag := owners[f.Name]; !isVerbFlag || early != nil {
+			return
+		}
+		if vfs.Lookup(f.Name) == nil {
+			early = usagef("--%s is not a flag of %s (it is one of %s)", f.Name, v.name, strings.Join(owners[f.Name], ", "))
+			return
+		}
+		if err := vfs.Set(f.Name, f.Value.String()); err != nil {
+			early = usagef("invalid value %q for --%s: %v", f.Value.String(), f.Name, err)
+		}
+	})
+	if early != nil {
+		return nil, early
 	}
 	path, cmd, err := splitVerbArgs(vfs, v, rest[1:])
-	if err != nil {
+	switch {
+	case errors.Is(err, errHelp):
+		return nil, &verbHelp{v}
+	case g.version:
+		return nil, errVersion
+	case err != nil:
 		return nil, err
 	}
 	if inv.path, err = lockPath(path); err != nil {
@@ -151,8 +250,20 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 	if inv.cfg, err = resolve(g, getenv); err != nil {
 		return nil, err
 	}
+	if !inv.cfg.lossSet && v.lossDefault != nil {
+		inv.cfg.lossLimit, inv.cfg.lossSet = *v.lossDefault, true
+	}
+	if inv.cfg.tls, err = tlsConfig(&inv.cfg); err != nil {
+		return nil, err
+	}
 	return inv, nil
 }
+
+// rawBool is a rawValue that the flag package treats as a boolean flag
+// (given alone, it means true).
+type rawBool struct{ rawValue }
+
+func (r *rawBool) IsBoolFlag() bool { return true }
 
 // splitVerbArgs parses the verb's flags around its one path argument and
 // returns the path and, for a holding verb, CMD.
@@ -255,6 +366,54 @@ func applyAuth(c *config, v string) error {
 	return nil
 }
 
+// tlsConfig builds the TLS client configuration from the --tls-* files:
+// nil when none is given (plaintext). A file that cannot be read or parsed
+// is a usage error, so nothing connects with half a configuration.
+func tlsConfig(c *config) (*tls.Config, error) {
+	if c.tlsCA == "" && c.tlsCert == "" && c.tlsKey == "" {
+		return nil, nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if c.tlsCA != "" {
+		b, err := os.ReadFile(c.tlsCA)
+		if err != nil {
+			return nil, usagef("invalid --tls-ca: %v", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(b) {
+			return nil, usagef("invalid --tls-ca %s: no PEM certificate in it", c.tlsCA)
+		}
+	}
+	switch {
+	case c.tlsCert != "" && c.tlsKey != "":
+		cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
+		if err != nil {
+			return nil, usagef("invalid --tls-cert/--tls-key: %v", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	case c.tlsCert != "":
+		return nil, usagef("--tls-cert needs --tls-key")
+	case c.tlsKey != "":
+		return nil, usagef("--tls-key needs --tls-cert")
+	}
+	return tc, nil
+}
+
+// applyLossLimit parses --loss-limit: any Go duration, negative included;
+// empty leaves the verb's default.
+func applyLossLimit(c *config, v string) error {
+	if v == "" {
+		c.lossLimit, c.lossSet = 0, false
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return errors.New("want a duration such as 0, 3s or -1s")
+	}
+	c.lossLimit, c.lossSet = d, true
+	return nil
+}
+
 func applyOnUnreachable(c *config, v string) error {
 	if v != onUnreachableFail && v != onUnreachableRun {
 		return fmt.Errorf("want %s or %s", onUnreachableFail, onUnreachableRun)
@@ -264,9 +423,8 @@ func applyOnUnreachable(c *config, v string) error {
 }
 
 // lockPath applies the PATH rule (no leading "/": under /locks/) and checks
-// the result as the library does: absolute, no trailing "/", no empty, "."
-// or ".." element, no NUL. (The library's own check is not exported, and
-// the recipes run it only after connecting.)
+// the result with zklock.ValidatePath, the check every recipe runs, so a bad
+// PATH is a usage error (exit 2) before anything connects.
 func lockPath(p string) (string, error) {
 	if p == "" {
 		return "", usagef("empty PATH")
@@ -275,11 +433,7 @@ func lockPath(p string) (string, error) {
 	if !strings.HasPrefix(p, "/") {
 		full = "/locks/" + p
 	}
-	bad := full == "/" || strings.HasSuffix(full, "/") || strings.ContainsRune(full, 0)
-	for _, el := range strings.Split(full[1:], "/") {
-		bad = bad || el == "" || el == "." || el == ".."
-	}
-	if bad {
+	if err := zklock.ValidatePath(full); err != nil {
 		return "", usagef("invalid PATH %q", p)
 	}
 	return full, nil

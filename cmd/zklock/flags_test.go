@@ -122,8 +122,9 @@ func TestParseStatus(t *testing.T) {
 	assert.False(t, inv.opts.json)
 	_, err = parseArgs([]string{"status", "p", "extra"}, envMap(nil))
 	assertUsage(t, err, "unexpected argument")
-	_, err = parseArgs([]string{"--json", "status", "p"}, envMap(nil))
-	assertUsage(t, err, "-json") // a verb's flag goes after the verb
+	inv, err = parseArgs([]string{"--json", "status", "p"}, envMap(nil)) // a verb's flag before the verb
+	require.NoError(t, err)
+	assert.True(t, inv.opts.json)
 }
 
 func TestParseErrors(t *testing.T) {

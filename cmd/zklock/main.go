@@ -11,12 +11,17 @@
 package main
 
 import (
+	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/zklock/zklock"
 )
@@ -43,7 +48,21 @@ type verb struct {
 	// check, if set, validates the verb's flags before anything connects;
 	// it returns a usage error.
 	check func(o *verbOpts) error
+
+	// about is the verb's own help text (zklock VERB -h), example one or
+	// more example command lines.
+	about, example string
+
+	// lossDefault, if set, is the verb's loss limit when --loss-limit is
+	// not given; otherwise the library's default applies.
+	lossDefault *time.Duration
 }
+
+// electLossLimit is elect's default loss limit: leadership ends at the first
+// suspension, as zklock.LeaderElection advises (a leader cut off from
+// ZooKeeper cannot know whether another has been elected, and a leader's CMD
+// usually acts on the world without fencing).
+var electLossLimit = time.Duration(0)
 
 func (v *verb) available() bool { return v.recipe != nil || v.run != nil }
 
@@ -52,30 +71,70 @@ func (v *verb) available() bool { return v.recipe != nil || v.run != nil }
 // it: parsing, the usage and the holding machinery already handle it.
 var verbs = []*verb{
 	{name: "lock", args: "PATH [--] [CMD [ARG...]]", summary: "exclusive: the reentrant mutex (Curator InterProcessMutex)",
-		holds: true, recipe: lockRecipe},
+		holds: true, recipe: lockRecipe,
+		about: "Takes the exclusive lock at PATH (Curator's InterProcessMutex recipe: it\n" +
+			"excludes a Curator InterProcessMutex, a Go zklock.Mutex and kazoo's Lock with\n" +
+			"extra_lock_patterns on the same path), runs CMD while holding it, then releases.\n" +
+			lossHelpDefault,
+		example: "zklock lock nightly-backup -- ./backup.sh\n" +
+			"zklock --timeout 30s lock /locks/report --try -- ./report.sh"},
 	{name: "read", args: "PATH [--] [CMD [ARG...]]", summary: "shared half of the read-write lock (Curator __READ__)",
-		holds: true, recipe: rwRecipe((*zklock.RWLock).ReadLock)},
+		holds: true, recipe: rwRecipe((*zklock.RWLock).ReadLock),
+		about: "Takes the shared (read) half of the read-write lock at PATH (Curator's\n" +
+			"InterProcessReadWriteLock, __READ__ nodes): readers run together, a writer\n" +
+			"excludes them all.\n" + lossHelpDefault,
+		example: "zklock read /locks/schema -- ./query.sh"},
 	{name: "write", args: "PATH [--] [CMD [ARG...]]", summary: "exclusive half of the read-write lock (Curator __WRIT__)",
-		holds: true, recipe: rwRecipe((*zklock.RWLock).WriteLock)},
+		holds: true, recipe: rwRecipe((*zklock.RWLock).WriteLock),
+		about: "Takes the exclusive (write) half of the read-write lock at PATH (Curator's\n" +
+			"InterProcessReadWriteLock, __WRIT__ nodes).\n" + lossHelpDefault,
+		example: "zklock --timeout 30s write /locks/schema -- ./migrate"},
 	{name: "semaphore", args: "PATH --leases N [--] [CMD [ARG...]]", summary: "one of N leases (Curator InterProcessSemaphoreV2)",
 		holds: true, recipe: semaphoreRecipe, check: checkLeases,
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
-			fs.IntVar(&o.leases, "leases", 0, "number of leases (semaphore)")
-		}},
+			fs.IntVar(&o.leases, "leases", 0, "the semaphore has `N` leases (required; all participants must agree)")
+		},
+		about: "Takes one of N leases of the semaphore at PATH (Curator's\n" +
+			"InterProcessSemaphoreV2; N=1 is the wire format of InterProcessSemaphoreMutex).\n" +
+			"The token is the lease node's czxid.\n" + lossHelpDefault,
+		example: "zklock semaphore crawlers --leases 4 -- ./crawl"},
 	{name: "elect", args: "PATH [--id ID] [--requeue] [--] [CMD [ARG...]]", summary: "run CMD only while leader (Curator LeaderSelector)",
-		holds: true, run: runElect,
+		holds: true, run: runElect, lossDefault: &electLossLimit,
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
-			fs.StringVar(&o.id, "id", "", "participant id (elect)")
-			fs.BoolVar(&o.requeue, "requeue", false, "campaign again after CMD ends (elect)")
-		}},
+			fs.StringVar(&o.id, "id", "", "participant `ID`, stored as the node's data (default: this host's address)")
+			fs.BoolVar(&o.requeue, "requeue", false, "campaign again after CMD ends, on a fresh session")
+		},
+		about: "Campaigns for leadership at PATH (Curator's LeaderSelector protocol) and runs\n" +
+			"CMD only while leader. --loss-limit defaults to 0 here: leadership ends at the\n" +
+			"first suspension of the connection, because a leader cut off from ZooKeeper\n" +
+			"cannot know whether another has been elected, and a leader's CMD usually acts\n" +
+			"without fencing. Give --loss-limit DUR to ride out short suspensions.",
+		example: "zklock elect --id \"$(hostname)\" --requeue jobs -- ./run-jobs"},
 	{name: "status", args: "PATH [--json]", summary: "participants in queue order, who holds, their tokens",
 		run: runStatus,
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
-			fs.BoolVar(&o.json, "json", false, "print one JSON object (status)")
-		}},
+			fs.BoolVar(&o.json, "json", false, "print one JSON object instead of a table")
+		},
+		about: "Lists the participants of the lock at PATH in queue order (Curator's\n" +
+			"ordering): node, kind, sequence, fencing token (czxid), owning session, whether\n" +
+			"it holds, and its data.",
+		example: "zklock status nightly-backup --json"},
 	{name: "revoke", args: "NODE-PATH", summary: "ask a revocable holder to release (Curator __REVOKE__)",
-		run: runRevoke},
+		run: runRevoke,
+		about: "Writes Curator's __REVOKE__ to one participant's node, asking a revocable holder\n" +
+			"(zklock --revocable, a revocable Curator lock) to release. NODE-PATH is the\n" +
+			"node (see zklock status), not the lock path: a path not named as a lock node,\n" +
+			"or a node with children, is refused (exit 2). A node that is gone is reported\n" +
+			"but is not an error. Revocation is advisory: zklock does not wait.",
+		example: "zklock revoke /locks/nightly-backup/_c_0f8e...-lock-0000000007"},
 }
+
+// lossHelpDefault is the loss-limit paragraph of the verbs that keep the
+// library's default.
+const lossHelpDefault = "--loss-limit defaults to the library's: 2/3 of the negotiated session timeout, so\n" +
+	"a holder whose server restarts or fails over keeps the lock if it reconnects in\n" +
+	"time, and a holder cut off by a partition is told (CMD is signalled) at least a\n" +
+	"third of a session timeout before the server can hand the lock to another."
 
 // rwRecipe is the recipe of one half of the read-write lock.
 func rwRecipe(half func(*zklock.RWLock) *zklock.RWHalf) recipe {
@@ -86,6 +145,26 @@ func rwRecipe(half func(*zklock.RWLock) *zklock.RWHalf) recipe {
 		}
 		return acquireOf(half(rw), nil)
 	}
+}
+
+// version is the zklock module's version as the build recorded it: the
+// tag for `go install ...@vX.Y.Z`, a pseudo-version or "(devel)" for a
+// build from a work tree, with the VCS revision when one was stamped.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown: no build information)"
+	}
+	v := info.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && (v == "(devel)" || !strings.Contains(v, s.Value[:min(12, len(s.Value))])) {
+			v += " " + s.Value[:min(12, len(s.Value))]
+		}
+	}
+	return v + " " + info.GoVersion
 }
 
 func lookupVerb(name string) *verb {
@@ -120,8 +199,16 @@ func (a *app) run(args []string) int {
 	a.log = slog.New(slog.DiscardHandler)
 	inv, err := parseArgs(args, a.getenv)
 	if err != nil {
-		if err == errHelp {
+		var vh *verbHelp
+		switch {
+		case errors.As(err, &vh):
+			writeVerbUsage(a.stdout, vh.verb)
+			return exitOK
+		case errors.Is(err, errHelp):
 			writeUsage(a.stdout)
+			return exitOK
+		case errors.Is(err, errVersion):
+			fmt.Fprintln(a.stdout, "zklock", version())
 			return exitOK
 		}
 		return a.fail(err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"regexp"
 
 	"github.com/zklock/zklock"
 )
@@ -15,15 +17,28 @@ import (
 // A node that does not exist is reported on stderr but is not an error (the
 // holder may just have released). Everything is bounded by --timeout (10s if
 // 0); failures exit 1.
+//
+// NODE-PATH must be one holder's node, not the lock path (the directory of
+// contenders): a path whose last element is not named as a lock node
+// (...lock-NNNNNNNNNN, __READ__, __WRIT__ or lease- with a sequence number)
+// is refused before connecting, and a node with children is refused before
+// anything is written; both exit 2 and leave the node's data unchanged.
 func runRevoke(a *app, inv *invocation) int {
+	if !isLockNodeName(path.Base(inv.path)) {
+		return a.fail(usagef("revoke: %s is not a lock node (a lock's participant, named ...-lock-, __READ__, __WRIT__ or "+
+			"lease- followed by a sequence number): to revoke a holder, pass its node as listed by 'zklock status %s'", inv.path, inv.path))
+	}
 	connected, err := a.oneShot(inv, func(ctx context.Context, s *zklock.Session) error {
-		ok, _, err := s.Conn().Exists(inv.path)
+		ok, stat, err := s.Conn().Exists(inv.path)
 		switch {
 		case err != nil:
 			return fmt.Errorf("read %s: %w", inv.path, err)
 		case !ok:
 			a.errorf("%s does not exist: nothing to revoke", inv.path)
 			return nil
+		case stat.NumChildren > 0:
+			return usagef("%s has %d children: it is a lock path, not a lock node; pass one of the nodes listed by 'zklock status %s'",
+				inv.path, stat.NumChildren, inv.path)
 		}
 		return zklock.Revoke(ctx, s, inv.path)
 	})
@@ -37,6 +52,14 @@ func runRevoke(a *app, inv *invocation) int {
 	a.log.Info("zklock: revocation requested", "node", inv.path)
 	return exitOK
 }
+
+// lockNodeName matches the names our recipes and Curator's give a lock's
+// participants: a marker (lock-, __READ__, __WRIT__, lease-), optionally
+// behind Curator's protection prefix, then ZooKeeper's 10-character
+// sequence suffix (a wrapped, negative sequence is "-" and 9 digits).
+var lockNodeName = regexp.MustCompile(`(lock-|__READ__|__WRIT__|lease-)(\d{10}|-\d{9})$`)
+
+func isLockNodeName(name string) bool { return lockNodeName.MatchString(name) }
 
 // oneShot runs a verb's single ZooKeeper operation: it connects, then runs
 // op, both bounded by --timeout (10s if 0) and by an interrupting signal. A

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -19,9 +20,10 @@ const usageTail = `
 PATH is a znode path; without a leading "/" it is placed under /locks/
 ("zklock lock nightly-backup" uses /locks/nightly-backup).
 
-Flags go before or after the verb; for a holding verb they may also follow
-PATH. The first argument after PATH that is not a flag starts CMD; put "--"
-before a CMD that starts with "-".
+Flags, a verb's own included, go before or after the verb; for a holding verb
+they may also follow PATH. The first argument after PATH that is not a flag
+starts CMD; put "--" before a CMD that starts with "-". 'zklock VERB -h' (or
+'zklock help VERB') shows a verb's flags, defaults and an example.
 
 A holding verb connects, takes the lock (waiting, or with --try only if it is
 free now), then runs CMD with these variables added to its environment:
@@ -44,18 +46,74 @@ Environment (a flag given on the command line wins; an empty variable is unset):
   ZKLOCK_TIMEOUT           --timeout
   ZKLOCK_AUTH              --auth
   ZKLOCK_ON_UNREACHABLE    --on-unreachable
+  ZKLOCK_LOSS_LIMIT        --loss-limit
+  ZKLOCK_TLS_CA            --tls-ca
+  ZKLOCK_TLS_CERT          --tls-cert
+  ZKLOCK_TLS_KEY           --tls-key
 
 Exit status:
   CMD's     CMD ran and exited on its own while the lock was held
             (128+S if CMD was killed by signal S)
   0         no CMD: released after SIGINT/SIGTERM/SIGHUP; status: printed
   1         error: cannot connect, ZooKeeper refused an operation, bad ACL or auth
-  2         usage: bad flag, bad path, missing argument, verb not yet available
+  2         usage: bad flag, bad path (revoke: not a lock node), missing argument
   3         not acquired: --timeout elapsed, --try found the lock taken, or a
             signal (SIGINT/SIGTERM/SIGHUP) arrived while waiting; CMD did not run
   4         the lock was lost while CMD ran (CMD was signalled)
   126, 127  CMD could not be started, or was not found; the lock was not taken
 `
+
+// writeVerbUsage prints one verb's help: synopsis, what it does, its own
+// flags, an example, and the global flags.
+func writeVerbUsage(w io.Writer, v *verb) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage:\n  zklock [flags] %s %s\n\n%s.\n", v.name, v.args, v.summary)
+	if v.about != "" {
+		b.WriteString("\n" + v.about + "\n")
+	}
+	if own := verbFlags(v); len(own) > 0 {
+		fmt.Fprintf(&b, "\nFlags of %s:\n", v.name)
+		for _, f := range own {
+			name, usage := flag.UnquoteUsage(f)
+			line := "--" + f.Name
+			if name != "" && !isBool(f) {
+				line += " " + name
+			}
+			fmt.Fprintf(&b, "  %-28s %s\n", line, usage)
+		}
+	}
+	if v.example != "" {
+		b.WriteString("\nExample:\n")
+		for _, l := range strings.Split(v.example, "\n") {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	b.WriteString("\nGlobal flags (before or after the verb):\n")
+	writeGlobalFlags(&b)
+	b.WriteString("\nRun 'zklock -h' for the environment variables and exit statuses.\n")
+	_, _ = io.WriteString(w, b.String())
+}
+
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// writeGlobalFlags lists the global flags, from the settings table.
+func writeGlobalFlags(b *strings.Builder) {
+	for _, s := range settings {
+		line := fmt.Sprintf("--%s %s", s.flag, s.meta)
+		def := ""
+		if s.def != "" {
+			def = " (default " + s.def + ")"
+		}
+		help := strings.ReplaceAll(s.help, "\n", "\n"+strings.Repeat(" ", 31))
+		fmt.Fprintf(b, "  %-28s %s%s\n", line, help, def)
+	}
+	fmt.Fprintf(b, "  %-28s %s\n", "--try", "do not wait: take the lock only if it is free now")
+	fmt.Fprintf(b, "  %-28s %s\n", "-v", "log state changes (connected, suspended, lost) to stderr")
+	fmt.Fprintf(b, "  %-28s %s\n", "--version", "print zklock's version and exit")
+}
 
 // writeUsage prints the usage: verbs from the command table, flags from the
 // settings table, then the fixed text.
@@ -75,18 +133,8 @@ func writeUsage(w io.Writer) {
 		b.WriteString("\n")
 	}
 	b.WriteString("\nFlags:\n")
-	for _, s := range settings {
-		line := fmt.Sprintf("--%s %s", s.flag, s.meta)
-		def := ""
-		if s.def != "" {
-			def = " (default " + s.def + ")"
-		}
-		help := strings.ReplaceAll(s.help, "\n", "\n"+strings.Repeat(" ", 31))
-		fmt.Fprintf(&b, "  %-28s %s%s\n", line, help, def)
-	}
-	fmt.Fprintf(&b, "  %-28s %s\n", "--try", "do not wait: take the lock only if it is free now")
-	fmt.Fprintf(&b, "  %-28s %s\n", "-v", "log state changes (connected, suspended, lost) to stderr")
-	fmt.Fprintf(&b, "  %-28s %s\n", "--revocable", "lock, read, write, semaphore: hold revocably; a revocation request (zklock revoke,\n"+
+	writeGlobalFlags(&b)
+	fmt.Fprintf(&b, "  %-28s %s\n", "--revocable", "holding verbs: hold revocably; a revocation request (zklock revoke,\n"+
 		strings.Repeat(" ", 31)+"Curator Revoker) ends CMD as a loss does, exit 4")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--leases N", "semaphore: number of leases")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--id ID, --requeue", "elect: participant id; campaign again after CMD ends")

@@ -8,6 +8,7 @@ Each acquire runs on its own thread so the command loop stays responsive.
 The lock identifier (node data, what contenders() lists) is the object NAME.
 """
 
+import json
 import os
 import sys
 import threading
@@ -108,7 +109,9 @@ class Peer:
     def cmd_contenders(self, args):
         if len(args) != 1:
             raise ValueError("usage: contenders NAME")
-        return ",".join(self.lock_of(args[0]).contenders())
+        # JSON, so that an empty identifier (Curator's node data when the
+        # host name does not resolve) still counts as one contender.
+        return json.dumps(self.lock_of(args[0]).contenders())
 
 
 def shutdown(client):

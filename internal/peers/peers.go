@@ -59,7 +59,7 @@
 // writelock NAME PATH [EXTRA] (kazoo Lock, ReadLock, WriteLock; EXTRA is a
 // comma-separated extra_lock_patterns list or "-" for none; the identifier
 // is NAME), acquire, release and quit as above (the acquired event carries
-// the full node path), and contenders NAME (ok id1,id2,...).
+// the full node path), and contenders NAME (ok ["id1","id2",...], a JSON list).
 //
 // The peers need javac, java and the Debian Curator 5.4 jars, and
 // /usr/bin/python3 with python3-kazoo 2.8; `make deps` installs them.
@@ -172,6 +172,49 @@ func curator(t testing.TB, connect string, sessionTimeout time.Duration, ns ...s
 func CuratorNamespace(t testing.TB, connect string, sessionTimeout time.Duration, ns string) *Peer {
 	t.Helper()
 	return curator(t, connect, sessionTimeout, ns)
+}
+
+// CuratorTLS is Curator for servers that speak only TLS: the peer's
+// ZooKeeper client uses ClientCnxnSocketNetty with
+// zookeeper.client.secure=true, PEM trust store caFile and, when keyStore
+// is not empty, the PEM key store keyStore (private key and certificate in
+// one file) for servers that require client certificates. Host name
+// verification stays on: the server certificate must name the address in
+// connect.
+func CuratorTLS(t testing.TB, connect string, sessionTimeout time.Duration, caFile, keyStore string) *Peer {
+	t.Helper()
+	classes, err := curatorClasses()
+	if err != nil {
+		t.Fatalf("peers: cannot build the Curator peer: %v\n(install the interop test dependencies with `make deps`)", err)
+	}
+	java, err := exec.LookPath("java")
+	if err != nil {
+		t.Fatalf("peers: java not found: %v\n(install the interop test dependencies with `make deps`)", err)
+	}
+	args := []string{"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		"-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty",
+		"-Dzookeeper.client.secure=true",
+		"-Dzookeeper.ssl.trustStore.location=" + caFile,
+		"-Dzookeeper.ssl.trustStore.type=PEM",
+	}
+	if keyStore != "" {
+		args = append(args, "-Dzookeeper.ssl.keyStore.location="+keyStore, "-Dzookeeper.ssl.keyStore.type=PEM")
+	}
+	// Netty's TLS handler needs netty-codec, which the zookeeper jar's
+	// manifest does not list.
+	cp := classes + string(os.PathListSeparator) + ClassPath()
+	for _, jar := range []string{"netty-codec.jar", "netty-resolver.jar", "netty-transport-native-unix-common.jar"} {
+		if p := filepath.Join(JarDir, jar); fileExists(p) {
+			cp += string(os.PathListSeparator) + p
+		}
+	}
+	args = append(args, "-cp", cp, "CuratorPeer", connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
+	return start(t, "curator", append([]string{java}, args...)...)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // Kazoo starts a kazoo 2.8 peer (Python) connected to connect. It fails the

@@ -1,0 +1,179 @@
+// Package zklockprom exports zklock's lock and session events as Prometheus
+// metrics. It is built on zklock.WithObserver and lives in its own module,
+// so that the zklock library does not depend on the Prometheus client.
+//
+//	m := zklockprom.New()
+//	prometheus.MustRegister(m)
+//	sess, err := zklock.Connect(servers, m.SessionOption())
+//
+// The metrics (names prefixed with the namespace, "zklock" by default):
+//
+//	zklock_acquire_wait_seconds  histogram: how long each acquisition waited
+//	zklock_hold_seconds          histogram: how long each hold lasted, to its release or loss
+//	zklock_acquisitions_total    counter: locks acquired (re-entries are not counted)
+//	zklock_releases_total        counter: holds released
+//	zklock_losses_total          counter by cause: expired, suspended, node_gone, closed, other
+//	zklock_sessions              gauge by state: sessions now connecting, connected,
+//	                             suspended or expired (a closed session leaves the gauge)
+//
+// With WithPathLabel the histograms and counters also carry the lock path;
+// use it only when the set of paths is small and fixed.
+package zklockprom
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/zklock/zklock"
+)
+
+// Loss causes, the values of the cause label of zklock_losses_total.
+const (
+	CauseExpired   = "expired"   // the session expired (zklock.ErrSessionExpired)
+	CauseSuspended = "suspended" // suspended past the loss limit (zklock.ErrSuspended)
+	CauseNodeGone  = "node_gone" // the node vanished or changed owner (zklock.ErrNodeGone)
+	CauseClosed    = "closed"    // the session was closed while holding (zklock.ErrClosed)
+	CauseOther     = "other"
+)
+
+// Metrics is a prometheus.Collector fed by zklock events. Register it once
+// and give its SessionOption (or Observer) to every session it should
+// count. It is safe for concurrent use.
+type Metrics struct {
+	wait, hold         *prometheus.HistogramVec
+	acquired, released *prometheus.CounterVec
+	losses             *prometheus.CounterVec
+	sessions           *prometheus.GaugeVec
+	pathLabel          bool
+}
+
+type config struct {
+	namespace string
+	buckets   []float64
+	pathLabel bool
+}
+
+// Option configures New.
+type Option func(*config)
+
+// WithNamespace sets the metric name prefix. Default: "zklock".
+func WithNamespace(ns string) Option { return func(c *config) { c.namespace = ns } }
+
+// WithBuckets sets the buckets (in seconds) of both histograms. Default:
+// 1ms to about 16 minutes, in powers of 4 (1ms, 4ms, 16ms, ... 1048.6s).
+func WithBuckets(b []float64) Option { return func(c *config) { c.buckets = b } }
+
+// WithPathLabel adds a "path" label (the lock path) to the histograms and
+// the counters. Default: off, since each path is a new series.
+func WithPathLabel() Option { return func(c *config) { c.pathLabel = true } }
+
+// New returns unregistered metrics.
+func New(opts ...Option) *Metrics {
+	c := config{namespace: "zklock", buckets: prometheus.ExponentialBuckets(0.001, 4, 11)}
+	for _, o := range opts {
+		o(&c)
+	}
+	var labels []string
+	if c.pathLabel {
+		labels = []string{"path"}
+	}
+	return &Metrics{
+		pathLabel: c.pathLabel,
+		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: c.namespace, Name: "acquire_wait_seconds",
+			Help: "How long each lock acquisition waited, from the call to the hold.", Buckets: c.buckets}, labels),
+		hold: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: c.namespace, Name: "hold_seconds",
+			Help: "How long each hold lasted, to its release or its loss.", Buckets: c.buckets}, labels),
+		acquired: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: c.namespace, Name: "acquisitions_total",
+			Help: "Locks acquired (re-entries are not counted)."}, labels),
+		released: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: c.namespace, Name: "releases_total",
+			Help: "Holds released by their holder."}, labels),
+		losses: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: c.namespace, Name: "losses_total",
+			Help: "Holds lost, by cause (expired, suspended, node_gone, closed, other)."}, append([]string{"cause"}, labels...)),
+		sessions: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: c.namespace, Name: "sessions",
+			Help: "Sessions in each state (connecting, connected, suspended, expired)."}, []string{"state"}),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range m.collectors() {
+		c.Describe(ch)
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range m.collectors() {
+		c.Collect(ch)
+	}
+}
+
+func (m *Metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.wait, m.hold, m.acquired, m.released, m.losses, m.sessions}
+}
+
+// SessionOption is zklock.WithObserver(m.Observer()): pass it to
+// zklock.Connect. Each call makes a new observer, for one session.
+func (m *Metrics) SessionOption() zklock.SessionOption { return zklock.WithObserver(m.Observer()) }
+
+// Observer returns an observer for one session (see zklock.WithObserver).
+// The session counts as connecting from this call until its first state
+// change. To feed a session's events to other code as well, call the
+// observer from your own.
+func (m *Metrics) Observer() func(zklock.Event) {
+	o := &sessionObserver{m: m, state: zklock.StateConnecting}
+	m.sessions.WithLabelValues(zklock.StateConnecting.String()).Inc()
+	return o.observe
+}
+
+type sessionObserver struct {
+	m     *Metrics
+	mu    sync.Mutex
+	state zklock.State
+}
+
+func (o *sessionObserver) observe(ev zklock.Event) {
+	m := o.m
+	var labels []string
+	if m.pathLabel {
+		labels = []string{ev.Path}
+	}
+	switch ev.Kind {
+	case zklock.EventState:
+		o.mu.Lock()
+		if ev.State != o.state && o.state != zklock.StateClosed {
+			m.sessions.WithLabelValues(o.state.String()).Dec()
+			if ev.State != zklock.StateClosed {
+				m.sessions.WithLabelValues(ev.State.String()).Inc()
+			}
+			o.state = ev.State
+		}
+		o.mu.Unlock()
+	case zklock.EventAcquired:
+		m.acquired.WithLabelValues(labels...).Inc()
+		m.wait.WithLabelValues(labels...).Observe(ev.Wait.Seconds())
+	case zklock.EventReleased:
+		m.released.WithLabelValues(labels...).Inc()
+		m.hold.WithLabelValues(labels...).Observe(ev.Held.Seconds())
+	case zklock.EventLost:
+		m.losses.WithLabelValues(append([]string{Cause(ev.Err)}, labels...)...).Inc()
+		m.hold.WithLabelValues(labels...).Observe(ev.Held.Seconds())
+	}
+}
+
+// Cause names the reason of a loss error, as the cause label does.
+func Cause(err error) string {
+	switch {
+	case errors.Is(err, zklock.ErrSessionExpired):
+		return CauseExpired
+	case errors.Is(err, zklock.ErrSuspended):
+		return CauseSuspended
+	case errors.Is(err, zklock.ErrNodeGone):
+		return CauseNodeGone
+	case errors.Is(err, zklock.ErrClosed):
+		return CauseClosed
+	}
+	return CauseOther
+}

@@ -1,0 +1,30 @@
+package zktest_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/zktest"
+)
+
+// TestIntegration_READMESnippet runs the README's zktest snippet as written
+// and checks what it promises: the session had an id to expire when Expire
+// ran, and the server expired it (the session then has a new id).
+func TestIntegration_READMESnippet(t *testing.T) {
+	// --- the README snippet ---
+	c := zktest.Start(t) // or zktest.StartEnsemble(t) for 3 servers
+	sess, err := zklock.Connect(c.Servers(), zklock.WithDialer(c.Dialer()))
+	require.NoError(t, err)
+	t.Cleanup(func() { sess.Close() })
+	require.NoError(t, sess.WaitConnected(t.Context())) // the session has its id once connected
+	require.NoError(t, c.Expire(sess.ID()))             // the server expires the session now
+	// --- end ---
+
+	expired := sess.ID()
+	require.NotZero(t, expired)
+	require.Eventually(t, func() bool { id := sess.ID(); return id != 0 && id != expired },
+		20*time.Second, 10*time.Millisecond, "the session was not expired (no new session id)")
+}
