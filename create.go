@@ -15,15 +15,12 @@ import (
 // create makes our ephemeral sequential node with Curator's protected name.
 // After a connection error the outcome is unknown, so before creating again
 // it searches the directory for our prefix and adopts the node if our
-// session owns it; a node left by an older session is deleted.
-func (q *queue) create(ctx context.Context) (*entry, error) { return q.createListed(ctx, false) }
-
-// createListed is create; with list, each create request is followed by a
-// pipelined listing of the directory (see pipeline.go), and the entry of
-// the create that succeeded carries its listing in first. The listings of
-// failed attempts are waited for and dropped before the next attempt.
-func (q *queue) createListed(ctx context.Context, list bool) (*entry, error) {
-	conn := q.s.conn
+// session owns it; a node left by an older session is deleted. Each create
+// request is followed by a pipelined listing of the directory (see
+// pipeline.go), and the entry of the create that succeeded carries its
+// listing in first; the listings of failed attempts are waited for and
+// dropped before the next attempt.
+func (q *queue) create(ctx context.Context) (*entry, error) {
 	prefix := protectedPrefix()
 	ambiguous := false
 	for attempt := 0; ; {
@@ -62,11 +59,8 @@ func (q *queue) createListed(ctx context.Context, list bool) (*entry, error) {
 			name, flags = name+q.fixed, zk.FlagEphemeral
 		}
 		written := q.s.creates.expect(name) // the reply's zxid is the node's czxid
-		var first *pipelined
-		if list {
-			first = q.pipeline(ctx, written)
-		}
-		p, err := call(ctx, func() (string, error) { return conn.Create(name, q.cfg.data, flags, q.cfg.acl) },
+		first := q.pipeline(ctx, written)
+		p, err := q.s.createNode(ctx, name, q.cfg.data, flags, q.cfg.acl,
 			func(p string, err error) { // the outcome, known after we gave up
 				switch {
 				case err == nil:
@@ -118,7 +112,7 @@ func (q *queue) backoff(ctx context.Context, attempt int) int {
 
 // find looks for our protected prefix after an ambiguous create.
 func (q *queue) find(ctx context.Context, prefix string, sid int64) (*entry, error) {
-	children, _, err := call2(ctx, func() ([]string, *zk.Stat, error) { return q.s.conn.Children(q.dir) })
+	children, err := q.s.list(ctx, q.dir)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil
 	}
@@ -130,14 +124,14 @@ func (q *queue) find(ctx context.Context, prefix string, sid int64) (*entry, err
 			continue
 		}
 		e := &entry{dir: q.dir, name: name, sid: sid}
-		ok, stat, err := call2(ctx, func() (bool, *zk.Stat, error) { return q.s.conn.Exists(e.node()) })
-		if err != nil {
+		stat, err := q.s.stat(ctx, e.node())
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+		case err != nil:
 			return nil, err
-		}
-		if ok && stat.EphemeralOwner == sid {
+		case stat.EphemeralOwner == sid:
 			return e, nil
-		}
-		if ok {
+		default:
 			q.s.cleaner.deleteNode(e.node(), stat.EphemeralOwner)
 		}
 	}
@@ -150,27 +144,15 @@ func (q *queue) mkdirs(ctx context.Context, dir string) error {
 	if dir == "/" {
 		return nil
 	}
-	mkdir := func() (string, error) { return q.s.conn.CreateContainer(dir, []byte{}, zk.FlagContainer, q.cfg.acl) }
-	_, err := call(ctx, mkdir, nil)
+	err := q.s.createDir(ctx, dir, q.cfg.acl)
 	if errors.Is(err, zk.ErrNoNode) {
 		if err := q.mkdirs(ctx, path.Dir(dir)); err != nil {
 			return err
 		}
-		_, err = call(ctx, mkdir, nil)
+		err = q.s.createDir(ctx, dir, q.cfg.acl)
 	}
 	if err == nil || errors.Is(err, zk.ErrNodeExists) {
 		return nil
 	}
 	return err
-}
-
-// abandon deletes a node we no longer want: now if connected, otherwise in
-// the background until it succeeds or the session is gone.
-func (s *Session) abandon(node string, sid int64) {
-	if state, now, _ := s.snapshot(); state == StateConnected && now == sid {
-		if err := ignoreNoNode(s.conn.Delete(node, -1)); err == nil || !isConnErr(err) {
-			return
-		}
-	}
-	s.cleaner.deleteNode(node, sid)
 }

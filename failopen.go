@@ -69,14 +69,14 @@ func (q *queue) unreachable(err error) error {
 
 // lockFailOpen runs an acquire that gives up, with a non-exclusive hold,
 // once the session has been unreachable for the fail-open bound.
-func (q *queue) lockFailOpen(ctx context.Context, try bool) (*Hold, error) {
+func (q *queue) lockFailOpen(ctx context.Context) (*Hold, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		q.s.untilUnreachable(actx, q.cfg.failOpen, cancel)
 	}()
-	h, err := q.lockOnce(actx, try)
+	h, err := q.reenterOrAcquire(actx)
 	cancel(nil)
 	<-done
 	if err == nil || !errors.Is(context.Cause(actx), ErrUnreachable) || ctx.Err() != nil {

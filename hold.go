@@ -2,7 +2,6 @@ package zklock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -52,6 +51,7 @@ type hold struct {
 	revoked    chan struct{} // closed when revocation is requested; nil if not revocable
 	revokeSeen bool          // revoked is closed (under mu)
 	handoff    bool          // an exclusive queue: releasing hands the lock to a local successor
+	internal   bool          // the library's own (a semaphore's internal lock): no events
 
 	mu    sync.Mutex
 	count int
@@ -72,7 +72,7 @@ func (s *Session) newHold(ctx context.Context, q *queue, e *entry, start time.Ti
 	h := &hold{
 		s: s, key: holdKey{s, q.dir, q.mark}, path: q.path,
 		node: e.node(), token: e.stat.Czxid, czxid: e.stat.Czxid, sid: e.stat.EphemeralOwner,
-		acquired: time.Now(), count: 1, handoff: q.jump,
+		acquired: time.Now(), count: 1, handoff: q.jump, internal: q.internal,
 	}
 	if q.token != 0 {
 		h.token = q.token
@@ -85,9 +85,13 @@ func (s *Session) newHold(ctx context.Context, q *queue, e *entry, start time.Ti
 		h.cancel(err)
 		return nil, err
 	}
-	s.watchNode(h)
+	if !q.confirm && !q.internal { // a confirmed hold's watch comes with its confirmation
+		s.watchNode(h)
+	}
 	s.log.Debug("zklock: acquired", "path", q.path, "node", h.node, "token", h.token)
-	s.observe(Event{Kind: EventAcquired, Path: q.path, Node: h.node, Token: h.token, Wait: time.Since(start)})
+	if !h.internal {
+		s.observe(Event{Kind: EventAcquired, Path: q.path, Node: h.node, Token: h.token, Wait: time.Since(start)})
+	}
 	return &Hold{h: h}, nil
 }
 
@@ -215,22 +219,11 @@ func (h *Hold) Release() error {
 	s.unregister(st)
 	st.finish()
 	held := time.Since(st.acquired)
-	var err error
-	if state, sid, _ := s.snapshot(); state == StateConnected && sid == st.sid {
-		if st.handoff {
-			err = ignoreNoNode(s.releaseHead(st.node))
-		} else {
-			err = ignoreNoNode(s.conn.Delete(st.node, -1))
-		}
-	} else {
-		err = fmt.Errorf("%w: session %v", ErrUnreachable, state) // do not block on a dead connection
-	}
-	if err != nil && (isConnErr(err) || errors.Is(err, ErrUnreachable)) {
-		s.cleaner.deleteNode(st.node, st.sid)
-		err = fmt.Errorf("%w (the node is deleted in the background)", err)
-	}
+	err := s.deleteReleased(st.node, st.sid, st.handoff)
 	s.log.Debug("zklock: released", "path", st.path, "node", st.node, "err", err)
-	s.observe(Event{Kind: EventReleased, Path: st.path, Node: st.node, Token: st.token, Held: held, Err: err})
+	if !st.internal {
+		s.observe(Event{Kind: EventReleased, Path: st.path, Node: st.node, Token: st.token, Held: held, Err: err})
+	}
 	if err != nil {
 		return fmt.Errorf("zklock: release %s: %w", st.node, err)
 	}

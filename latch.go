@@ -57,11 +57,11 @@ type LeaderLatch struct {
 // fail-open. It does no I/O and returns an error for a nil session or an
 // invalid path.
 func NewLeaderLatch(s *Session, path, id string, opts ...Option) (*LeaderLatch, error) {
-	q, err := newQueue(s, path, path, markLatch, opts)
+	q, err := newQueue(s, path, path, markLatch, exclusive, opts)
 	if err != nil {
 		return nil, err
 	}
-	q.decide, q.jump = exclusive, true
+	q.jump, q.confirm = true, true
 	q.cfg.data, q.cfg.dataSet, q.cfg.revocable, q.cfg.failOpen = []byte(id), true, false, 0
 	return &LeaderLatch{q: q, id: id, changed: make(chan struct{}), done: make(chan struct{})}, nil
 }
@@ -108,7 +108,7 @@ func (l *LeaderLatch) run(ctx context.Context) {
 		l.mu.Unlock()
 	}
 	for attempt := 0; ; {
-		h, err := l.q.campaign(ctx, false)
+		h, err := l.q.campaign(ctx)
 		switch {
 		case ctx.Err() != nil:
 			if h != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // Leader-election errors.
@@ -82,11 +81,11 @@ func NewLeaderElection(s *Session, path, id string, opts ...Option) (*LeaderElec
 	if id != "" {
 		opts = append(opts[:len(opts):len(opts)], WithData([]byte(id)))
 	}
-	q, err := newQueue(s, path, path, markLock, opts)
+	q, err := newQueue(s, path, path, markLock, exclusive, opts)
 	if err != nil {
 		return nil, err
 	}
-	q.decide, q.jump = exclusive, true
+	q.jump, q.confirm = true, true
 	return &LeaderElection{q: q, id: string(q.cfg.data)}, nil
 }
 
@@ -186,7 +185,7 @@ func (e *LeaderElection) Run(ctx context.Context, fn func(ctx context.Context, l
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
-		h, err := e.campaign(ctx, false)
+		h, err := e.q.campaign(ctx)
 		if err != nil {
 			switch {
 			case ctx.Err() != nil:
@@ -214,14 +213,14 @@ func (e *LeaderElection) Run(ctx context.Context, fn func(ctx context.Context, l
 // does not apply to it. The CURATOR-696 check is made as in Run. On failure
 // it returns a nil hold and an error, as Mutex.Lock does.
 func (e *LeaderElection) Campaign(ctx context.Context) (*Hold, error) {
-	h, err := e.campaign(ctx, false)
+	h, err := e.q.campaign(ctx)
 	return h, e.q.unreachable(err)
 }
 
 // TryCampaign is Campaign that never waits: if another participant leads
 // or queues, it returns ErrLocked having written nothing.
 func (e *LeaderElection) TryCampaign(ctx context.Context) (*Hold, error) {
-	h, err := e.campaign(ctx, true)
+	h, err := e.q.tryOnly().campaign(ctx)
 	return h, e.q.unreachable(err)
 }
 
@@ -232,51 +231,18 @@ func requeueable(err error) bool {
 		errors.Is(err, ErrLost) || errors.Is(err, ErrSuspended) || isConnErr(err)
 }
 
-// campaign waits for the lock and confirms it (CURATOR-696). Unlike
-// Mutex.Lock it never re-enters: a context carrying a hold of this path
-// still campaigns as a new participant.
-func (e *LeaderElection) campaign(ctx context.Context, try bool) (*Hold, error) {
-	return e.q.campaign(ctx, try)
-}
-
 // campaign is the term of any leader recipe on q (LeaderElection,
-// LeaderLatch): acquire, then confirm.
-func (q *queue) campaign(ctx context.Context, try bool) (*Hold, error) {
+// LeaderLatch): a new acquisition, never a re-entry (a context carrying a
+// hold of this path still campaigns as a new participant), confirmed by
+// the engine before it returns (CURATOR-696, see queue.confirm).
+func (q *queue) campaign(ctx context.Context) (*Hold, error) {
 	if err := q.s.begin(ctx); err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	en, err := q.acquire(ctx, try)
-	if err != nil {
+	if err := q.probe(ctx); err != nil {
 		return nil, err
 	}
-	h, err := q.s.newHold(ctx, q, en, start)
-	if err != nil {
-		q.s.abandon(en.node(), en.sid)
-		return nil, err
-	}
-	if err := q.confirm(h); err != nil {
-		_ = h.Release()
-		return nil, err
-	}
-	return h, nil
-}
-
-// confirm checks, just before a term starts, that the leader's node exists,
-// is owned by the session's current ZooKeeper session, and that the hold
-// has not been lost meanwhile.
-func (q *queue) confirm(h *Hold) error {
-	ok, stat, err := q.s.conn.Exists(h.h.node)
-	switch {
-	case err != nil:
-		return fmt.Errorf("zklock: confirm leadership %s: %w", h.Node(), err)
-	case !ok || stat.EphemeralOwner != h.SessionID() || q.s.conn.SessionID() != h.SessionID():
-		return fmt.Errorf("%w: %s", ErrNodeGone, h.Node())
-	}
-	if state, sid, _ := q.s.snapshot(); sid != h.SessionID() || (state != StateConnected && state != StateSuspended) {
-		return fmt.Errorf("%w: session changed before %s could lead", ErrSessionExpired, h.Node())
-	}
-	return h.Err()
+	return q.acquire(ctx)
 }
 
 // lead runs one term. It returns whether the term was still live when fn

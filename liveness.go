@@ -4,6 +4,7 @@ package zklock
 // connected, suspended and expired, and when a hold is declared lost.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -146,9 +147,27 @@ func (s *Session) setStateLocked(st State) {
 		return
 	}
 	s.pending = append(s.pending, Event{Kind: EventState, State: st, Session: s.sid})
+	if s.state == StateConnected {
+		s.connCancel() // requests bounded by the connection (see connectedAs) end now
+	}
+	if st == StateConnected {
+		s.connCtx, s.connCancel = context.WithCancel(context.Background())
+	}
 	s.state = st
 	close(s.changed)
 	s.changed = make(chan struct{})
+}
+
+// connectedAs returns a context that lasts as long as the current
+// connection, if the session is connected as ZooKeeper session sid: the
+// bound of requests that must not wait for a dead connection.
+func (s *Session) connectedAs(sid int64) (context.Context, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != StateConnected || s.sid != sid {
+		return nil, false
+	}
+	return s.connCtx, true
 }
 
 // unlock releases s.mu and then reports the state changes made under it.

@@ -23,9 +23,6 @@ type Locker interface {
 	Kind() Kind
 }
 
-// Kind returns KindLock, so a Mutex is a Locker.
-func (m *Mutex) Kind() Kind { return KindLock }
-
 // A MultiLock acquires several locks as one, all or nothing, as Curator's
 // InterProcessMultiLock does, with two differences:
 //

@@ -2,8 +2,6 @@ package zklock
 
 import (
 	"context"
-	"fmt"
-	"time"
 )
 
 // A Mutex is a reentrant, distributed mutual exclusion lock: Curator's
@@ -27,27 +25,12 @@ type Mutex struct {
 // and its parents are created on the first acquire. It returns an error for
 // a nil session or an invalid path (empty, relative, or ending in "/").
 func NewMutex(s *Session, path string, opts ...Option) (*Mutex, error) {
-	q, err := newQueue(s, path, path, markLock, opts)
+	q, err := newQueue(s, path, path, markLock, exclusive, opts)
 	if err != nil {
 		return nil, err
 	}
-	q.decide, q.jump = exclusive, true
+	q.jump = true
 	return &Mutex{q: q}, nil
-}
-
-func newQueue(s *Session, lockPath, dir, mark string, opts []Option) (queue, error) {
-	if s == nil {
-		return queue{}, fmt.Errorf("%w: nil session", ErrInvalidArgument)
-	}
-	if err := ValidatePath(lockPath); err != nil {
-		return queue{}, err
-	}
-	cfg := newLockConfig(opts)
-	dir = s.FullPath(dir)
-	if err := checkRequestSize(dir, cfg.data, cfg.acl); err != nil {
-		return queue{}, err
-	}
-	return queue{s: s, path: lockPath, dir: dir, mark: mark, cfg: cfg}, nil
 }
 
 // Path returns the lock path.
@@ -62,13 +45,13 @@ func (m *Mutex) Path() string { return m.q.path }
 // a ZooKeeper error; the node it queued is deleted before or, if the
 // connection is down, after Lock returns. Connection problems while queueing
 // are retried with the session's backoff until ctx ends.
-func (m *Mutex) Lock(ctx context.Context) (*Hold, error) { return m.q.lock(ctx, false) }
+func (m *Mutex) Lock(ctx context.Context) (*Hold, error) { return m.q.lock(ctx) }
 
 // TryLock acquires the mutex only if no one holds it or queues for it now,
 // and never waits for another participant: if one is ahead it returns
 // ErrLocked having written nothing. ctx bounds the ZooKeeper requests. If ctx
 // carries a hold of this mutex, TryLock re-enters.
-func (m *Mutex) TryLock(ctx context.Context) (*Hold, error) { return m.q.lock(ctx, true) }
+func (m *Mutex) TryLock(ctx context.Context) (*Hold, error) { return m.q.tryOnly().lock(ctx) }
 
 // Participants returns the contenders of the lock in queue order, the holder
 // first.
@@ -76,35 +59,5 @@ func (m *Mutex) Participants(ctx context.Context) ([]Participant, error) {
 	return participants(ctx, m.q.s, m.q.dir, m.q.decide)
 }
 
-// lock is the acquire path shared by every recipe built on a queue.
-func (q *queue) lock(ctx context.Context, try bool) (*Hold, error) {
-	if err := q.s.begin(ctx); err != nil {
-		return nil, err
-	}
-	if q.cfg.failOpen > 0 {
-		return q.lockFailOpen(ctx, try)
-	}
-	h, err := q.lockOnce(ctx, try)
-	return h, q.unreachable(err)
-}
-
-func (q *queue) lockOnce(ctx context.Context, try bool) (*Hold, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, context.Cause(ctx)
-	}
-	key := holdKey{q.s, q.dir, q.mark}
-	if h, err := reenter(ctx, key); h != nil || err != nil {
-		return h, err
-	}
-	start := time.Now()
-	e, err := q.acquire(ctx, try)
-	if err != nil {
-		return nil, err
-	}
-	h, err := q.s.newHold(ctx, q, e, start)
-	if err != nil {
-		q.s.abandon(e.node(), e.sid)
-		return nil, err
-	}
-	return h, nil
-}
+// Kind returns KindLock, so a Mutex is a Locker.
+func (m *Mutex) Kind() Kind { return KindLock }

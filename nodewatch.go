@@ -26,6 +26,7 @@ package zklock
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -88,34 +89,65 @@ func (s *Session) watchNode(h *hold) {
 	s.goLocked(func() { s.recheck(h) })
 }
 
-// recheck reads h's node with a watch and ends h if the node is gone or is
-// not the one h created; it closes h.revoked on a revocation request. A
-// connection problem is left to the reconnect, which rechecks every hold.
-// It runs in the background: the request ends with its reply or with the
-// connection (go-zookeeper fails every pending request when the connection
-// drops or the session closes), so it needs no context of its own.
+// recheck reads h's node with a watch, in the background, and ends h if
+// the node is gone or is not the one h created; it closes h.revoked on a
+// revocation request. A connection problem is left to the reconnect, which
+// rechecks every hold. The request needs no context of its own: it ends
+// with its reply or with the connection (go-zookeeper fails every pending
+// request when the connection drops or the session closes).
 func (s *Session) recheck(h *hold) {
 	if h.ctx.Err() != nil {
-		return
+		return // released or lost before the watch was needed
 	}
-	data, stat, _, err := s.conn.GetW(h.node) // its notification reaches onNodeEvent
-	var reason error
-	switch {
-	case errors.Is(err, zk.ErrNoNode):
-		reason = ErrNodeDeleted
-	case err != nil:
+	data, stat, _, err := s.readWatch(context.Background(), h.node)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return // ended, or a new disconnection or expiry, handled on its own
-	case stat.EphemeralOwner != h.sid || stat.Czxid != h.czxid:
-		reason = ErrNodeGone
-	case h.revoked != nil && bytes.Equal(data, revokeMessage):
-		h.revoke()
-		return
-	default:
-		return
 	}
-	if s.unregister(h) {
+	if reason := h.check(data, stat, err); reason != nil && s.unregister(h) {
 		s.lose(h, fmt.Errorf("%w: %s", reason, h.node))
 	}
+}
+
+// confirm is recheck made before a hold is returned (queue.confirm): the
+// hold's node exists, is the one it created, and the hold is still valid;
+// the same read arms the hold's watch. On failure the hold is ended.
+func (s *Session) confirm(ctx context.Context, h *hold) error {
+	data, stat, _, err := s.readWatch(ctx, h.node)
+	var reason error
+	switch {
+	case err != nil && !errors.Is(err, zk.ErrNoNode):
+		reason = fmt.Errorf("zklock: confirm %s: %w", h.node, err)
+	default:
+		if r := h.check(data, stat, err); r != nil {
+			reason = fmt.Errorf("%w: %s", r, h.node)
+		}
+	}
+	if reason == nil {
+		if state, sid, _ := s.snapshot(); sid != h.sid || state != StateConnected && state != StateSuspended {
+			reason = fmt.Errorf("%w: session changed before %s could be used", ErrSessionExpired, h.node)
+		}
+	}
+	if reason != nil {
+		s.unregister(h)
+		h.end(reason)
+		return reason
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err // lost meanwhile
+}
+
+// check judges a read of h's node: the reason h is lost, or nil.
+func (h *hold) check(data []byte, stat *zk.Stat, err error) error {
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return ErrNodeDeleted
+	case stat.EphemeralOwner != h.sid || stat.Czxid != h.czxid:
+		return ErrNodeGone
+	case h.revoked != nil && bytes.Equal(data, revokeMessage):
+		h.revoke()
+	}
+	return nil
 }
 
 // revoke closes h.revoked once.

@@ -44,11 +44,6 @@ func Participants(ctx context.Context, s *Session, path string) ([]Participant, 
 	return append(ps, leases...), err
 }
 
-// anyRecipe decides for a directory of mixed kinds: readers share until a
-// node of another kind is ahead of them; everything else is exclusive. A
-// read node and a write node with the same sequence (a read-write lock's
-// downgrade) both hold; see rwView.
-func anyRecipe(cs []contender, ours int) (bool, int) { return rwView(cs, ours) }
 
 // participants lists dir's contenders in queue order with their data and
 // stats, read concurrently; a node that vanishes meanwhile is left out. dir

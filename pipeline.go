@@ -63,7 +63,7 @@ type pipeProbe struct {
 // Its listing must be received with take (or discard), which the acquiring
 // goroutine does before acquire returns.
 func (q *queue) pipeline(ctx context.Context, written <-chan struct{}) *pipelined {
-	p := &pipelined{settled: make(chan struct{}), res: make(chan listing, 1), probe: q.probe}
+	p := &pipelined{settled: make(chan struct{}), res: make(chan listing, 1), probe: q.pipeProbe}
 	go func() {
 		send, early := false, false
 		select {
@@ -133,11 +133,11 @@ func (q *queue) firstListing(e *entry) ([]string, bool) {
 	}
 	l := e.first.take()
 	ok := l.err == nil && slices.Contains(l.children, e.name)
-	if q.probe != nil {
+	if q.pipeProbe != nil {
 		if ok {
-			q.probe.used.Add(1)
+			q.pipeProbe.used.Add(1)
 		} else {
-			q.probe.missed.Add(1)
+			q.pipeProbe.missed.Add(1)
 		}
 	}
 	return l.children, ok
@@ -152,8 +152,8 @@ func (q *queue) listing(ctx context.Context, e *entry) ([]string, error) {
 	if ctx.Err() != nil { // the pipelined listing ended with ctx: send no other
 		return nil, context.Cause(ctx)
 	}
-	if q.probe != nil {
-		q.probe.listed.Add(1)
+	if q.pipeProbe != nil {
+		q.pipeProbe.listed.Add(1)
 	}
 	children, _, err := call2(ctx, func() ([]string, *zk.Stat, error) { return q.s.conn.Children(e.dir) })
 	return children, err

@@ -38,8 +38,8 @@ func probed(t *testing.T, s *Session, p string) (*Mutex, *pipeProbe) {
 	t.Helper()
 	m, err := NewMutex(s, p)
 	require.NoError(t, err)
-	m.q.probe = &pipeProbe{}
-	return m, m.q.probe
+	m.q.pipeProbe = &pipeProbe{}
+	return m, m.q.pipeProbe
 }
 
 type probeCounts struct{ sent, early, used, missed, failed, listed int64 }

@@ -68,13 +68,13 @@ type RWHalf struct {
 // and its parents are created on the first acquire. Options apply to both
 // halves. It returns an error for a nil session or an invalid path.
 func NewRWLock(s *Session, path string, opts ...Option) (*RWLock, error) {
-	rq, err := newQueue(s, path, path, markRead, opts)
+	rq, err := newQueue(s, path, path, markRead, readDecide(""), opts)
 	if err != nil {
 		return nil, err
 	}
 	wq := rq
 	wq.mark = markWrite
-	rq.read, rq.decide = true, readDecide("")
+	rq.read = true
 	wq.decide = exclusive
 	// jump stays false on both halves: see the RWLock doc on relisting.
 	rw := &RWLock{}
@@ -114,14 +114,14 @@ func (h *RWHalf) Kind() Kind { return h.kind }
 // On failure Lock returns a nil Hold and an error: ctx's cause if it ended,
 // ErrUpgrade, ErrSessionExpired, ErrClosed, or a ZooKeeper error; the node
 // it queued is deleted, as for Mutex.Lock.
-func (h *RWHalf) Lock(ctx context.Context) (*Hold, error) { return h.lock(ctx, false) }
+func (h *RWHalf) Lock(ctx context.Context) (*Hold, error) { return h.lock(ctx, &h.q) }
 
 // TryLock acquires this half only if it would be granted now, and never
 // waits for another participant: otherwise it returns ErrLocked having
 // written nothing. A reader is refused while a writer holds or waits. ctx
 // bounds the ZooKeeper requests; re-entry, downgrade and upgrade behave as
 // for Lock.
-func (h *RWHalf) TryLock(ctx context.Context) (*Hold, error) { return h.lock(ctx, true) }
+func (h *RWHalf) TryLock(ctx context.Context) (*Hold, error) { return h.lock(ctx, h.q.tryOnly()) }
 
 // Participants returns the contenders of this half in queue order: the read
 // half lists the read nodes (Curator's and kazoo's), the write half every
@@ -142,7 +142,8 @@ func (h *RWHalf) Participants(ctx context.Context) ([]Participant, error) {
 	return kept, nil
 }
 
-func (h *RWHalf) lock(ctx context.Context, try bool) (*Hold, error) {
+// lock takes this half through q, h.q or its try copy.
+func (h *RWHalf) lock(ctx context.Context, q *queue) (*Hold, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
 	}
@@ -153,15 +154,15 @@ func (h *RWHalf) lock(ctx context.Context, try bool) (*Hold, error) {
 				return h.downgrade(ctx, wh)
 			}
 		}
-		return h.q.lock(ctx, try)
+		return q.lock(ctx)
 	}
 	if liveHold(ctx, w) == nil && liveHold(ctx, r) != nil {
 		return nil, fmt.Errorf("%w: %s", ErrUpgrade, h.q.path)
 	}
-	return h.q.lock(ctx, try)
+	return q.lock(ctx)
 }
 
-func (h *RWHalf) key() holdKey { return holdKey{h.q.s, h.q.dir, h.q.mark} }
+func (h *RWHalf) key() holdKey { return h.q.key() }
 
 // liveHold returns the hold that ctx carries for key if it is neither
 // released nor lost.
@@ -195,39 +196,5 @@ func (h *RWHalf) downgrade(ctx context.Context, w *hold) (*Hold, error) {
 	// read node can be queued at or ahead of its sequence. Taking the waiting
 	// path (not the try path, whose probe would place the new node at the
 	// back of the queue) keeps TryLock from refusing it.
-	return q.lock(ctx, false)
-}
-
-// readDecide is a reader's decision: it holds iff no writer (any contender
-// that is not a reader) is queued ahead of it, and otherwise watches the
-// nearest such writer. own names the write node this reader downgraded from,
-// or is empty: that node shares the reader's sequence and, sorting by name,
-// may come first, but it is our own hold, so it does not block us. No other
-// node can share a sequence with ours: ZooKeeper never reuses one within a
-// directory, and only a downgrade creates a node with a chosen sequence,
-// always its own write node's.
-func readDecide(own string) func(cs []contender, ours int) (bool, int) {
-	return func(cs []contender, ours int) (bool, int) {
-		for i := ours - 1; i >= 0; i-- {
-			if !cs[i].read && cs[i].name != own {
-				return false, i
-			}
-		}
-		return true, -1
-	}
-}
-
-// rwView says who holds in a read-write directory as an observer sees it: a
-// writer holds at the head of the queue, a reader while no writer is ahead,
-// and a read node and a write node with the same sequence (a downgrade,
-// ours or Curator 5.5's) do not block each other, whichever sorts first.
-func rwView(cs []contender, ours int) (bool, int) {
-	me := cs[ours]
-	for i := ours - 1; i >= 0; i-- {
-		if cs[i].seq == me.seq || (me.read && cs[i].read) {
-			continue
-		}
-		return false, i
-	}
-	return true, -1
+	return q.lock(ctx)
 }

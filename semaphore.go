@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"time"
-
-	"github.com/go-zookeeper/zk"
 )
 
 // A Semaphore is a counting semaphore with a fixed number of leases:
@@ -57,23 +53,24 @@ type Semaphore struct {
 // on any node) and stores empty data. The internal mutex's nodes always
 // carry the host address, as Curator's do. WithFailOpen is not implemented
 // for semaphores and is refused with ErrInvalidArgument.
-func NewSemaphore(s *Session, path string, leases int, opts ...Option) (*Semaphore, error) {
-	if leases < 1 {
-		return nil, fmt.Errorf("%w: %d leases, want at least 1", ErrInvalidArgument, leases)
+func NewSemaphore(s *Session, path string, n int, opts ...Option) (*Semaphore, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("%w: %d leases, want at least 1", ErrInvalidArgument, n)
 	}
-	lease, err := newQueue(s, path, path+"/leases", markLease, opts)
+	lease, err := newQueue(s, path, path+"/leases", markLease, leases(n), opts)
 	if err != nil {
 		return nil, err
 	}
 	if lease.cfg.failOpen != 0 {
 		return nil, fmt.Errorf("%w: WithFailOpen is not supported by semaphores", ErrInvalidArgument)
 	}
-	lock, err := newQueue(s, path+"/locks", path+"/locks", markLock, []Option{WithACL(lease.cfg.acl)})
+	lease.countAll = true
+	lock, err := newQueue(s, path+"/locks", path+"/locks", markLock, exclusive, []Option{WithACL(lease.cfg.acl)})
 	if err != nil {
 		return nil, err
 	}
-	lock.decide, lock.jump = exclusive, true
-	return &Semaphore{s: s, path: path, leases: leases, lock: lock, lease: lease}, nil
+	lock.jump, lock.internal = true, true
+	return &Semaphore{s: s, path: path, leases: n, lock: lock, lease: lease}, nil
 }
 
 // Path returns the semaphore's path.
@@ -87,8 +84,7 @@ func (m *Semaphore) Leases() int { return m.leases }
 // mutex and a lease is granted before the next is created, so a node beyond
 // the lease count is the one participant still waiting for a lease.
 func (m *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
-	leases := m.leases
-	return participants(ctx, m.s, m.lease.dir, func(_ []contender, i int) (bool, int) { return i < leases, -1 })
+	return participants(ctx, m.s, m.lease.dir, leaseView(m.leases))
 }
 
 // Acquire takes one lease, waiting until one is free, ctx is done, or the
@@ -102,7 +98,7 @@ func (m *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
 // internal lock node nor the lease node is left behind: both are deleted
 // before or, if the connection is down, after Acquire returns.
 func (m *Semaphore) Acquire(ctx context.Context) (*Hold, error) {
-	hs, err := m.acquire(ctx, 1, false)
+	hs, err := m.acquire(ctx, 1, &m.lock, &m.lease)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +109,7 @@ func (m *Semaphore) Acquire(ctx context.Context) (*Hold, error) {
 // participant is taking leases at this moment; otherwise it returns
 // ErrLocked, having left nothing behind. ctx bounds the ZooKeeper requests.
 func (m *Semaphore) TryAcquire(ctx context.Context) (*Hold, error) {
-	hs, err := m.acquire(ctx, 1, true)
+	hs, err := m.acquire(ctx, 1, m.lock.tryOnly(), m.lease.tryOnly())
 	if err != nil {
 		return nil, err
 	}
@@ -130,151 +126,41 @@ func (m *Semaphore) AcquireN(ctx context.Context, n int) ([]*Hold, error) {
 	if n < 1 || n > m.leases {
 		return nil, fmt.Errorf("%w: %d leases asked of a semaphore of %d", ErrInvalidArgument, n, m.leases)
 	}
-	return m.acquire(ctx, n, false)
+	return m.acquire(ctx, n, &m.lock, &m.lease)
 }
 
-// acquire takes n leases under the internal mutex.
-func (m *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Hold, error) {
+// acquire takes n leases through lease while holding the internal mutex
+// through lock (the queues themselves, or their try copies, which refuse
+// at once: a try writes nothing while the leases are visibly all taken).
+// The internal mutex is a hold like any other, so its release hands it to
+// a local waiter without a listing; every failure releases what was taken.
+func (m *Semaphore) acquire(ctx context.Context, n int, lock, lease *queue) (_ []*Hold, err error) {
 	if err := m.s.begin(ctx); err != nil {
 		return nil, err
 	}
-	hs, err := m.acquireOnce(ctx, n, try)
-	return hs, m.lease.unreachable(err)
-}
-
-func (m *Semaphore) acquireOnce(ctx context.Context, n int, try bool) (_ []*Hold, err error) {
-	if err := ctx.Err(); err != nil {
-		return nil, context.Cause(ctx)
-	}
-	start := time.Now()
-	if try {
-		// Write nothing when the leases are visibly all taken.
-		if err := m.lease.s.waitReady(ctx); err != nil {
+	defer func() { err = lease.unreachable(err) }()
+	for _, q := range []*queue{lease, lock} { // a try writes nothing where it would wait
+		if err := q.probe(ctx); err != nil {
 			return nil, err
 		}
-		children, _, err := call2(ctx, func() ([]string, *zk.Stat, error) { return m.s.conn.Children(m.lease.dir) })
-		if err == nil && len(children)+n > m.leases {
-			return nil, ErrLocked
-		}
 	}
-	lock, err := m.lock.acquire(ctx, try)
+	l, err := lock.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer m.s.abandon(lock.node(), lock.sid) // Curator's finally: lock.release()
-
+	defer func() { _ = l.Release() }() // Curator's finally: lock.release()
 	holds := make([]*Hold, 0, n)
 	defer func() {
 		if err != nil {
-			for _, h := range holds {
-				_ = h.Release()
-			}
+			_ = errors.Join(releaseAll(holds)...)
 		}
 	}()
 	for range n {
-		e, err := m.takeLease(ctx, try)
+		h, err := lease.acquire(ctx)
 		if err != nil {
-			return nil, err
-		}
-		h, err := m.s.newHold(ctx, &m.lease, e, start)
-		if err != nil {
-			m.s.abandon(e.node(), e.sid)
 			return nil, err
 		}
 		holds = append(holds, h)
 	}
 	return holds, nil
-}
-
-// takeLease creates a lease node and waits until the leases directory has
-// at most m.leases children. Any failure deletes the node.
-func (m *Semaphore) takeLease(ctx context.Context, try bool) (_ *entry, err error) {
-	e, err := m.lease.create(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			m.s.abandon(e.node(), e.sid)
-		}
-	}()
-	if err := m.waitCount(ctx, e, try); err != nil {
-		return nil, err
-	}
-	if e.stat != nil {
-		// The token came with the create's reply, and waitCount's last
-		// listing, made under this session, holds the node.
-		return e, nil
-	}
-	ok, stat, err := call2(ctx, func() (bool, *zk.Stat, error) { return m.s.conn.Exists(e.node()) })
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return nil, context.Cause(ctx)
-	case err != nil:
-		return nil, fmt.Errorf("zklock: read %s: %w", e.node(), err)
-	case !ok || stat.EphemeralOwner != e.sid:
-		return nil, fmt.Errorf("%w: %s", ErrNodeGone, e.node())
-	}
-	e.stat = stat
-	return e, nil
-}
-
-// waitCount lists the leases with a children watch until there are at most
-// m.leases of them, our node included. Only the holder of the internal
-// mutex waits here, so one watch per semaphore path is armed at a time.
-func (m *Semaphore) waitCount(ctx context.Context, e *entry, try bool) error {
-	for attempt := 0; ; {
-		state, sid, changed := m.s.snapshot()
-		switch {
-		case state == StateClosed:
-			return ErrClosed
-		case state == StateExpired || sid != e.sid:
-			return ErrSessionExpired
-		}
-		type listing struct {
-			children []string
-			ch       <-chan zk.Event
-		}
-		l, err := call(ctx, func() (listing, error) {
-			children, _, ch, err := m.s.conn.ChildrenW(e.dir)
-			return listing{children, ch}, err
-		}, nil)
-		children, ch := l.children, l.ch
-		if err != nil && ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		if err != nil && !errors.Is(err, zk.ErrNoNode) {
-			if err := m.lease.listFailed(ctx, e.dir, err, &attempt); err != nil {
-				return err
-			}
-			continue
-		}
-		if !slices.Contains(children, e.name) {
-			if _, now, _ := m.s.snapshot(); now != e.sid {
-				return ErrSessionExpired
-			}
-			return fmt.Errorf("%w: %s", ErrNodeGone, e.node())
-		}
-		if len(children) <= m.leases {
-			return nil
-		}
-		if try {
-			return ErrLocked
-		}
-	wait:
-		for {
-			select {
-			case <-ch:
-				break wait
-			case <-changed:
-				if state, _, now := m.s.snapshot(); state == StateSuspended {
-					changed = now // go-zookeeper re-arms the watch on reconnect
-					continue
-				}
-				break wait
-			case <-ctx.Done():
-				return context.Cause(ctx)
-			}
-		}
-	}
 }

@@ -82,6 +82,8 @@ type Session struct {
 	cleaner     cleaner
 	creates     createTracker       // zxids of our creates' replies (see tapConn)
 	handoffs    map[string]*handoff // local waiters by the node they wait on
+	connCtx     context.Context     // lasts while the session is connected (see connectedAs)
+	connCancel  context.CancelFunc
 }
 
 // Connect opens a session to the given servers ("host:port" each) and returns

@@ -1,23 +1,58 @@
 package zklock
 
+// The engine. Every recipe is a queue in a lock directory plus a rule that
+// says when a node holds; the engine does the rest, the same way for all:
+// create a protected node (create.go) with the first listing pipelined
+// behind it (pipeline.go), decide by the rule, wait for the one node (or,
+// for a semaphore's leases, the one directory) the rule names, and register
+// the hold (hold.go). Every failure deletes the node it created (delete.go).
+
 import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
 
 // queue is one recipe's view of a lock directory: where its nodes go, what
 // they are called, and when the node at a given place in the queue holds.
-// Every recipe acquires through queue.acquire.
 type queue struct {
 	s    *Session
 	path string // the lock path the caller named
-	dir  string // the directory that holds the nodes
-	mark string // our node-name marker (lock-, __READ__, __WRIT__, lease-)
+	dir  string // the znode directory that holds the nodes (namespace included)
+	mark string // our node-name marker (lock-, __READ__, __WRIT__, lease-, latch-)
 	read bool   // our nodes share with other readers
 	cfg  lockConfig
+
+	// decide is the recipe's rule (rules.go).
+	decide rule
+
+	// try: never wait for another participant; ErrLocked where a wait
+	// would start. Set on a copy of the queue (see tryOnly).
+	try bool
+
+	// jump: when the watched node was the head of the queue and ours came
+	// right after it, its deletion makes ours the head, so the lock is taken
+	// without listing again, and a release in this session hands the lock
+	// to the local waiter behind it (handoff.go). Sound only where no node
+	// can later appear ahead of ours; a read-write directory breaks that (a
+	// downgrade creates a read node with the writer's sequence).
+	jump bool
+
+	// countAll: every child of the directory counts, contender or not (as
+	// a Curator semaphore counts its leases).
+	countAll bool
+
+	// confirm: before a hold is returned, its node is read again (with the
+	// watch every hold's node carries), so a leader's term never starts on
+	// a node that is gone or another session's (Curator's CURATOR-696).
+	confirm bool
+
+	// internal: the queue serves the library itself (a semaphore's internal
+	// lock): its holds send no watch of their own and no events.
+	internal bool
 
 	// fixed, when set, names our node exactly (after the protected prefix
 	// and the marker) and makes it ephemeral but not sequential: Curator
@@ -29,18 +64,7 @@ type queue struct {
 	// its write hold's token, so every later holder's token stays greater.
 	token int64
 
-	// decide says whether the contender at index ours holds and, if not,
-	// which contender to watch.
-	decide func(cs []contender, ours int) (holds bool, watch int)
-
-	probe *pipeProbe // tests only: what the pipelined listings did
-
-	// jump: when the watched node was the head of the queue and ours came
-	// right after it, its deletion makes ours the head, so the lock is taken
-	// without listing again. Sound only where no node can later appear ahead
-	// of ours; a read-write directory breaks that (a downgrade creates a read
-	// node with the writer's sequence), so there every wake lists again.
-	jump bool
+	pipeProbe *pipeProbe // tests only: what the pipelined listings did
 }
 
 // entry is our node in the queue.
@@ -53,81 +77,161 @@ type entry struct {
 
 func (e *entry) node() string { return e.dir + "/" + e.name }
 
-// exclusive is the decision of a mutex or a write lock: hold at the head of
-// the queue, otherwise watch the immediate predecessor.
-func exclusive(_ []contender, ours int) (bool, int) {
-	if ours == 0 {
-		return true, -1
+// newQueue checks a recipe's arguments and returns its queue in dir, which
+// is lockPath or a directory under it.
+func newQueue(s *Session, lockPath, dir, mark string, decide rule, opts []Option) (queue, error) {
+	if s == nil {
+		return queue{}, fmt.Errorf("%w: nil session", ErrInvalidArgument)
 	}
-	return false, ours - 1
+	if err := ValidatePath(lockPath); err != nil {
+		return queue{}, err
+	}
+	cfg := newLockConfig(opts)
+	dir = s.FullPath(dir)
+	if err := checkRequestSize(dir, cfg.data, cfg.acl); err != nil {
+		return queue{}, err
+	}
+	return queue{s: s, path: lockPath, dir: dir, mark: mark, decide: decide, cfg: cfg}, nil
 }
 
+// tryOnly returns a copy of q that never waits.
+func (q queue) tryOnly() *queue {
+	q.try = true
+	return &q
+}
+
+// lock is the acquire of every reentrant recipe: re-enter the hold ctx
+// carries for this queue, or acquire a new one.
+func (q *queue) lock(ctx context.Context) (*Hold, error) {
+	if err := q.s.begin(ctx); err != nil {
+		return nil, err
+	}
+	if q.cfg.failOpen > 0 {
+		return q.lockFailOpen(ctx)
+	}
+	h, err := q.reenterOrAcquire(ctx)
+	return h, q.unreachable(err)
+}
+
+// reenterOrAcquire re-enters the hold ctx carries for this queue, or
+// acquires a new one.
+func (q *queue) reenterOrAcquire(ctx context.Context) (*Hold, error) {
+	if h, err := reenter(ctx, q.key()); h != nil || err != nil {
+		return h, err
+	}
+	if err := q.probe(ctx); err != nil {
+		return nil, err
+	}
+	return q.acquire(ctx)
+}
+
+// probe is a try's first step: it lists the directory once and returns
+// ErrLocked if a node of ours would have to wait, so that a try on a taken
+// lock writes nothing. It does nothing for a queue that may wait.
+func (q *queue) probe(ctx context.Context) error {
+	if !q.try {
+		return nil
+	}
+	if err := q.s.waitReady(ctx); err != nil {
+		return err
+	}
+	return q.wouldWait(ctx)
+}
+
+// key identifies this queue's holds within the session, for re-entry.
+func (q *queue) key() holdKey { return holdKey{q.s, q.dir, q.mark} }
+
 // acquire queues a node and waits until it holds, ctx ends, or the session
-// expires. With try it never waits: it returns ErrLocked where it would.
-// Every failure deletes the node it created (in the background if the
-// connection is down).
-func (q *queue) acquire(ctx context.Context, try bool) (_ *entry, err error) {
+// expires, then returns the registered hold. Every failure deletes the node
+// it created (in the background if the connection is down).
+func (q *queue) acquire(ctx context.Context) (_ *Hold, err error) {
+	start := time.Now()
 	if err := q.s.waitReady(ctx); err != nil {
 		return nil, err
 	}
-	if try {
-		if err := q.wouldWait(ctx); err != nil {
-			return nil, err
-		}
-	}
-	e, err := q.createListed(ctx, true)
+	e, err := q.create(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer e.first.take() // wait normally has; never leave its goroutine behind
 	defer func() {
-		if err != nil {
+		// A node that is gone, or someone else's, is not ours to delete.
+		if err != nil && !errors.Is(err, ErrNodeGone) {
 			q.s.abandon(e.node(), e.sid)
 		}
 	}()
-	if e.stat != nil { // the token came with the create's reply
-		if err := q.wait(ctx, e, try); err != nil {
+	if err := q.waitWithToken(ctx, e); err != nil {
+		return nil, err
+	}
+	h, err := q.s.newHold(ctx, q, e, start)
+	if err != nil {
+		return nil, err
+	}
+	if q.confirm {
+		if err := q.s.confirm(ctx, h.h); err != nil {
 			return nil, err
 		}
-		return e, nil
 	}
-	// Otherwise (a node adopted after a lost reply) the token is read
-	// alongside the first listing, so it adds no round trip.
+	return h, nil
+}
+
+// waitWithToken waits until e holds. The token usually came with the
+// create's reply; for a node adopted after a lost reply it is read
+// alongside the first listing, so it adds no round trip.
+func (q *queue) waitWithToken(ctx context.Context, e *entry) error {
+	if e.stat != nil {
+		return q.wait(ctx, e)
+	}
 	type statResult struct {
-		ok   bool
 		stat *zk.Stat
 		err  error
 	}
 	statc := make(chan statResult, 1)
 	go func() {
-		ok, stat, err := call2(ctx, func() (bool, *zk.Stat, error) { return q.s.conn.Exists(e.node()) })
-		statc <- statResult{ok, stat, err}
+		stat, err := q.s.stat(ctx, e.node())
+		statc <- statResult{stat, err}
 	}()
-	werr := q.wait(ctx, e, try)
+	werr := q.wait(ctx, e)
 	r := <-statc
 	switch {
 	case werr != nil:
-		return nil, werr
+		return werr
+	case errors.Is(r.err, zk.ErrNoNode) || r.err == nil && r.stat.EphemeralOwner != e.sid:
+		return fmt.Errorf("%w: %s", ErrNodeGone, e.node())
 	case r.err != nil:
-		return nil, fmt.Errorf("zklock: read %s: %w", e.node(), r.err)
-	case !r.ok || r.stat.EphemeralOwner != e.sid:
-		return nil, fmt.Errorf("%w: %s", ErrNodeGone, e.node())
+		return fmt.Errorf("zklock: read %s: %w", e.node(), r.err)
 	}
 	e.stat = r.stat
-	return e, nil
+	return nil
+}
+
+// contenders orders a listing for the rule; with countAll, children that
+// are not contenders come first, as holders.
+func (q *queue) contenders(children []string) []contender {
+	cs := sortContenders(children)
+	if q.countAll && len(cs) < len(children) {
+		foreign := make([]contender, 0, len(children))
+		for _, name := range children {
+			if _, ok := parseContender(name); !ok {
+				foreign = append(foreign, contender{name: name, kind: KindForeign})
+			}
+		}
+		cs = append(foreign, cs...)
+	}
+	return cs
 }
 
 // wouldWait lists the directory once and returns ErrLocked if a node of ours
-// would have to wait, so a TryLock on a taken lock writes nothing.
+// would have to wait.
 func (q *queue) wouldWait(ctx context.Context) error {
-	children, _, err := call2(ctx, func() ([]string, *zk.Stat, error) { return q.s.conn.Children(q.dir) })
+	children, err := q.s.list(ctx, q.dir)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("zklock: list %s: %w", q.dir, err)
 	}
-	cs := sortContenders(children)
+	cs := q.contenders(children)
 	last := int32(0)
 	if len(cs) > 0 {
 		last = cs[len(cs)-1].seq
@@ -139,8 +243,9 @@ func (q *queue) wouldWait(ctx context.Context) error {
 	return nil
 }
 
-// wait lists the queue until our node holds, watching one node at a time.
-func (q *queue) wait(ctx context.Context, e *entry, try bool) error {
+// wait lists the queue until our node holds, waiting on one node (or the
+// directory) at a time.
+func (q *queue) wait(ctx context.Context, e *entry) error {
 	for attempt := 0; ; {
 		state, sid, _ := q.s.snapshot()
 		switch {
@@ -159,7 +264,7 @@ func (q *queue) wait(ctx context.Context, e *entry, try bool) error {
 			}
 			continue
 		}
-		cs := sortContenders(children)
+		cs := q.contenders(children)
 		ours := indexOf(cs, e.name)
 		if ours < 0 {
 			if _, now, _ := q.s.snapshot(); now != e.sid {
@@ -168,11 +273,16 @@ func (q *queue) wait(ctx context.Context, e *entry, try bool) error {
 			return fmt.Errorf("%w: %s", ErrNodeGone, e.node())
 		}
 		holds, w := q.decide(cs, ours)
-		if holds {
+		switch {
+		case holds:
 			return nil
-		}
-		if try {
+		case q.try:
 			return ErrLocked
+		case w == watchQueue:
+			if held, err := q.watchQueue(ctx, e); err != nil || held {
+				return err
+			}
+			continue
 		}
 		jump := q.jump && (w == 0 && ours == 1 || negTrustWatch) // negTrustWatch: test-only (negative_off.go)
 		held, err := q.watch(ctx, e, e.dir+"/"+cs[w].name, jump)
@@ -183,21 +293,19 @@ func (q *queue) wait(ctx context.Context, e *entry, try bool) error {
 }
 
 // watch waits for the node at p to go. It returns true when that makes our
-// node the holder by the jump rule, false when the queue must be listed
-// again (the node went, a watch was lost, the session changed).
+// node the holder (the jump rule, or a handoff within the session), false
+// when the queue must be listed again (the node went, a watch was lost, the
+// session changed).
 func (q *queue) watch(ctx context.Context, e *entry, p string, jump bool) (bool, error) {
 	var local *handoff
 	if q.jump {
 		local = q.s.awaitHandoff(p)
 		defer q.s.dropHandoff(p)
 	}
-	gone := func() bool { return q.jumped(e, jump || q.s.handedOff(ctx, local)) }
+	gone := func() bool { return q.jumped(e, jump || local.handedOff()) }
 	for {
 		_, _, changed := q.s.snapshot()
-		ch, err := call(ctx, func() (<-chan zk.Event, error) {
-			_, _, ch, err := q.s.conn.GetW(p)
-			return ch, err
-		}, nil)
+		_, _, ch, err := q.s.readWatch(ctx, p)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return false, context.Cause(ctx)
@@ -209,6 +317,8 @@ func (q *queue) watch(ctx context.Context, e *entry, p string, jump bool) (bool,
 	wait:
 		for {
 			select {
+			case <-local.done():
+				return q.jumped(e, true), nil
 			case ev := <-ch:
 				switch ev.Type {
 				case zk.EventNodeDeleted:
@@ -233,86 +343,40 @@ func (q *queue) watch(ctx context.Context, e *entry, p string, jump bool) (bool,
 	}
 }
 
-// handoff is what a waiter learns from its own process about the node it
-// waits on. ZooKeeper tells a waiter only that its predecessor's node went,
-// not whether the holder released it or a waiter gave up; within a process
-// the engine knows. When a hold of this session releases the node a local
-// waiter watches, the waiter is the new head: it takes the lock without a
-// listing, whatever it listed before.
-type handoff struct {
-	users    int           // waiters watching the node
-	started  bool          // its holder began deleting it
-	released chan struct{} // closed once that delete returned
-	ok       bool          // and succeeded
-}
-
-// awaitHandoff registers a waiter's interest in the node at p.
-func (s *Session) awaitHandoff(p string) *handoff {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.handoffs == nil {
-		s.handoffs = make(map[string]*handoff)
+// watchQueue lists the directory with a children watch and reports whether
+// our node holds by that listing; if not, it waits for the directory to
+// change, for the session to change, or for ctx. One waiter at a time waits
+// this way on a directory (a semaphore's leases are waited for under its
+// internal lock), so the watch wakes no herd.
+func (q *queue) watchQueue(ctx context.Context, e *entry) (bool, error) {
+	_, _, changed := q.s.snapshot()
+	children, ch, err := q.s.listWatch(ctx, e.dir)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return false, context.Cause(ctx)
+	case err != nil:
+		return false, nil // listing again reports or retries the error
 	}
-	h := s.handoffs[p]
-	if h == nil {
-		h = &handoff{released: make(chan struct{})}
-		s.handoffs[p] = h
-	}
-	h.users++
-	return h
-}
-
-func (s *Session) dropHandoff(p string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if h := s.handoffs[p]; h != nil {
-		if h.users--; h.users == 0 {
-			delete(s.handoffs, p)
+	cs := q.contenders(children)
+	if ours := indexOf(cs, e.name); ours >= 0 {
+		if holds, _ := q.decide(cs, ours); holds {
+			return true, nil
 		}
 	}
-}
-
-// releaseHead deletes node, the head of an exclusive queue, for its holder
-// and tells a local waiter behind it. The waiter's deletion notification
-// comes before the delete's reply on the shared connection, so it is marked
-// started before the request is sent.
-func (s *Session) releaseHead(node string) error {
-	s.mu.Lock()
-	h := s.handoffs[node]
-	if h != nil {
-		h.started = true
+	for {
+		select {
+		case <-ch:
+			return false, nil
+		case <-changed:
+			var state State
+			state, _, changed = q.s.snapshot()
+			if state != StateSuspended {
+				return false, nil // go-zookeeper re-arms the watch on reconnect; list again anyway
+			}
+		case <-ctx.Done():
+			return false, context.Cause(ctx)
+		}
 	}
-	s.mu.Unlock()
-	err := s.conn.Delete(node, -1)
-	if h != nil {
-		s.mu.Lock()
-		h.ok = err == nil
-		s.mu.Unlock()
-		close(h.released)
-	}
-	return err
-}
-
-// handedOff reports, once the node a waiter watched went, whether its holder
-// in this process deleted it successfully.
-func (s *Session) handedOff(ctx context.Context, h *handoff) bool {
-	if h == nil {
-		return false
-	}
-	s.mu.Lock()
-	started := h.started
-	s.mu.Unlock()
-	if !started {
-		return false
-	}
-	select {
-	case <-h.released:
-	case <-ctx.Done():
-		return false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return h.ok
 }
 
 // jumped applies the jump rule once the watched node went, provided our

@@ -1,11 +1,64 @@
 package zklock
 
+// Where nodes are deleted. Every delete is Session.remove (request.go);
+// this file decides when: at once while connected, or by the cleaner in the
+// background, retrying until the delete succeeds, the node is gone, or the
+// session that owned it is gone (its ephemeral nodes go with it).
+
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
 )
+
+// abandon deletes a node we no longer want: now if connected, otherwise in
+// the background.
+func (s *Session) abandon(node string, sid int64) {
+	if ctx, ok := s.connectedAs(sid); ok {
+		if err := s.remove(ctx, node); err == nil || !isConnErr(err) && ctx.Err() == nil {
+			return
+		}
+	}
+	s.cleaner.deleteNode(node, sid)
+}
+
+// deleteReleased deletes the node of a hold released by its holder. It
+// blocks for at most one round trip, and not at all while the session is
+// not connected: the request is bounded by the current connection, and if
+// that ends or was already gone, the node is deleted in the background and
+// the error says so. handoff marks an exclusive queue's head, which is handed
+// to a local waiter first (handoff.go).
+func (s *Session) deleteReleased(node string, sid int64, handoff bool) error {
+	ctx, ok := s.connectedAs(sid)
+	var err error
+	switch {
+	case !ok:
+		state, _, _ := s.snapshot()
+		err = fmt.Errorf("%w: session %v", ErrUnreachable, state)
+	case handoff:
+		err = s.releaseHead(ctx, node)
+	default:
+		err = s.remove(ctx, node)
+	}
+	if err != nil && ctx != nil && ctx.Err() != nil {
+		err = fmt.Errorf("%w: connection lost", ErrUnreachable)
+	}
+	if err != nil && (isConnErr(err) || errors.Is(err, ErrUnreachable)) {
+		s.cleaner.deleteNode(node, sid)
+		err = fmt.Errorf("%w (the node is deleted in the background)", err)
+	}
+	return err
+}
+
+func ignoreNoNode(err error) error {
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	return err
+}
 
 // cleaner deletes, in the background, nodes that a failed or abandoned
 // operation may have left behind: a node whose delete failed on a connection
@@ -99,27 +152,20 @@ func (c *cleaner) run() {
 }
 
 func (c *cleaner) do(j cleanJob) error {
-	conn := c.s.conn
+	ctx := context.Background() // the request ends with its reply or the connection
 	if j.node != "" {
-		return ignoreNoNode(conn.Delete(j.node, -1))
+		return c.s.remove(ctx, j.node)
 	}
-	children, _, err := conn.Children(j.dir)
+	children, err := c.s.list(ctx, j.dir)
 	if err != nil {
 		return ignoreNoNode(err)
 	}
 	for _, name := range children {
 		if strings.HasPrefix(name, j.prefix) {
-			if err := ignoreNoNode(conn.Delete(j.dir+"/"+name, -1)); err != nil {
+			if err := c.s.remove(ctx, j.dir+"/"+name); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
-}
-
-func ignoreNoNode(err error) error {
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil
-	}
-	return err
 }
