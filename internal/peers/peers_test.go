@@ -284,8 +284,8 @@ func TestIntegration_KazooLockExclusion(t *testing.T) {
 
 	b.Must(t, "acquire kb 500")
 	waitEvent(t, b, "kb", "timeout")
-	if got := b.Must(t, "contenders kb"); got != "ka" {
-		t.Fatalf("contenders = %q, want ka", got)
+	if got := b.Must(t, "contenders kb"); got != `["ka"]` {
+		t.Fatalf("contenders = %q, want [\"ka\"]", got)
 	}
 	b.Must(t, "acquire kb")
 	noEvent(t, b, "kb", "acquired")

@@ -1,0 +1,90 @@
+package zklock
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// queueOf builds an ordered queue from kinds: "w" a writer (or mutex)
+// node, "r" a reader, with increasing sequences.
+func queueOf(kinds ...string) []contender {
+	cs := make([]contender, len(kinds))
+	for i, k := range kinds {
+		cs[i] = contender{name: fmt.Sprintf("n%d", i), seq: int32(i + 1), read: k == "r"}
+		if k == "r" {
+			cs[i].kind = KindRead
+		} else {
+			cs[i].kind = KindWrite
+		}
+	}
+	return cs
+}
+
+func TestRules(t *testing.T) {
+	down := queueOf("w", "r", "w")
+	down[1].seq = down[0].seq // a downgrade: the read node shares its write node's sequence
+	for _, tc := range []struct {
+		name  string
+		rule  rule
+		queue []contender
+		ours  int
+		holds bool
+		watch int
+	}{
+		{"exclusive head", exclusive, queueOf("w", "w"), 0, true, -1},
+		{"exclusive second watches head", exclusive, queueOf("w", "w", "w"), 1, false, 0},
+		{"exclusive watches predecessor only", exclusive, queueOf("w", "w", "w", "w"), 3, false, 2},
+		{"reader behind readers holds", readDecide(""), queueOf("r", "r", "r"), 2, true, -1},
+		{"reader behind a writer waits for it", readDecide(""), queueOf("w", "r"), 1, false, 0},
+		{"reader watches the nearest writer", readDecide(""), queueOf("w", "r", "w", "r", "r"), 4, false, 2},
+		{"reader ignores its own write node", readDecide("n0"), queueOf("w", "r"), 1, true, -1},
+		{"writer behind a reader waits", exclusive, queueOf("r", "w"), 1, false, 0},
+		{"view: readers share", rwView, queueOf("r", "r", "w"), 1, true, -1},
+		{"view: writer behind readers waits", rwView, queueOf("r", "r", "w"), 2, false, 1},
+		{"view: downgraded read and write both hold", rwView, down, 1, true, -1},
+		{"view: writer behind a downgrade waits", rwView, down, 2, false, 1},
+		{"leases: within the count", leases(2), queueOf("w", "w"), 1, true, -1},
+		{"leases: over the count waits on the directory", leases(2), queueOf("w", "w", "w"), 2, false, watchQueue},
+		{"leases: every child counts", leases(1), queueOf("w", "w"), 0, false, watchQueue},
+		{"lease view: the first n hold", leaseView(2), queueOf("w", "w", "w"), 1, true, -1},
+		{"lease view: beyond n waits", leaseView(2), queueOf("w", "w", "w"), 2, false, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			holds, watch := tc.rule(tc.queue, tc.ours)
+			require.Equal(t, tc.holds, holds)
+			require.Equal(t, tc.watch, watch)
+		})
+	}
+}
+
+// TestRulesNeverWatchBehind: no rule ever names a contender at or behind
+// ours (that would deadlock a queue), on every queue of up to 6 nodes.
+func TestRulesNeverWatchBehind(t *testing.T) {
+	rules := map[string]rule{"exclusive": exclusive, "read": readDecide(""), "view": rwView, "leases": leases(3)}
+	for n := 1; n <= 6; n++ {
+		for mask := 0; mask < 1<<n; mask++ {
+			kinds := make([]string, n)
+			for i := range kinds {
+				kinds[i] = "w"
+				if mask&(1<<i) != 0 {
+					kinds[i] = "r"
+				}
+			}
+			cs := queueOf(kinds...)
+			for name, r := range rules {
+				for ours := range cs {
+					holds, w := r(cs, ours)
+					if holds {
+						continue
+					}
+					require.True(t, w == watchQueue || w >= 0 && w < ours, "%s %v ours=%d watch=%d", name, kinds, ours, w)
+				}
+				if holds, _ := r(cs, 0); !holds && name != "leases" {
+					t.Fatalf("%s: the head of %v does not hold", name, kinds)
+				}
+			}
+		}
+	}
+}
