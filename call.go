@@ -3,6 +3,7 @@ package zklock
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // call runs one ZooKeeper request and returns when it completes or ctx
@@ -65,4 +66,19 @@ func call2[A, B any](ctx context.Context, f func() (A, B, error)) (A, B, error) 
 		return pair{a, b}, err
 	}, nil)
 	return p.a, p.b, err
+}
+
+// quitContext adapts a quit channel to a context for Backoff.sleep.
+type quitContext struct{ quit <-chan struct{} }
+
+func (q quitContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (q quitContext) Done() <-chan struct{}       { return q.quit }
+func (q quitContext) Value(any) any               { return nil }
+func (q quitContext) Err() error {
+	select {
+	case <-q.quit:
+		return context.Canceled
+	default:
+		return nil
+	}
 }

@@ -64,6 +64,41 @@ var (
 	ErrUpgrade = errors.New("zklock: read-to-write upgrade refused")
 )
 
+// Errors of acquires that cannot reach ZooKeeper.
+var (
+	// ErrUnreachable is returned, wrapped together with the context's error,
+	// when an acquire ends while no ZooKeeper server could be reached.
+	ErrUnreachable = errors.New("zklock: zookeeper unreachable")
+
+	// ErrUnlocked is returned by an acquire made WithFailOpen when ZooKeeper
+	// could not be reached in time: it comes with a non-nil Hold that is NOT
+	// exclusive. See WithFailOpen.
+	ErrUnlocked = errors.New("zklock: zookeeper unreachable, running without the lock")
+)
+
+// Leader-election errors.
+var (
+	// ErrResigned is the cause of a term's context cancellation after
+	// Resign.
+	ErrResigned = errors.New("zklock: leadership resigned")
+
+	// ErrRevoked is the cause of a term's context cancellation when someone
+	// asked a revocable election's leader to step down (see WithRevocable).
+	ErrRevoked = errors.New("zklock: leadership revoked")
+
+	// ErrNoLeader is returned by LeaderElection.Leader when no participant
+	// campaigns.
+	ErrNoLeader = errors.New("zklock: no leader")
+
+	// ErrRunning is returned by Run while another Run of the same
+	// LeaderElection is in progress: one value is one participant.
+	ErrRunning = errors.New("zklock: election already running")
+)
+
+// ErrLatchClosed is why a LeaderLatch stopped after Close or after the
+// context given to Start ended (then wrapped with its cause).
+var ErrLatchClosed = errors.New("zklock: leader latch closed")
+
 // sentinel is an error with its own message that also matches another error
 // under errors.Is, so ErrSessionExpired can be tested as zk.ErrSessionExpired.
 type sentinel struct {

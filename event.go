@@ -1,7 +1,6 @@
 package zklock
 
 import (
-	"context"
 	"time"
 )
 
@@ -46,19 +45,4 @@ type Event struct {
 	Wait    time.Duration // EventAcquired
 	Held    time.Duration // EventReleased, EventLost
 	Err     error         // EventLost: the cause, wrapping ErrLost
-}
-
-// quitContext adapts a quit channel to a context for Backoff.sleep.
-type quitContext struct{ quit <-chan struct{} }
-
-func (q quitContext) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (q quitContext) Done() <-chan struct{}       { return q.quit }
-func (q quitContext) Value(any) any               { return nil }
-func (q quitContext) Err() error {
-	select {
-	case <-q.quit:
-		return context.Canceled
-	default:
-		return nil
-	}
 }

@@ -7,47 +7,6 @@ import (
 	"time"
 )
 
-// ErrUnreachable is returned, wrapped together with the context's error,
-// when an acquire ends while no ZooKeeper server could be reached.
-var ErrUnreachable = errors.New("zklock: zookeeper unreachable")
-
-// ErrUnlocked is returned by an acquire made WithFailOpen when ZooKeeper
-// could not be reached in time: it comes with a non-nil Hold that is NOT
-// exclusive. See WithFailOpen.
-var ErrUnlocked = errors.New("zklock: zookeeper unreachable, running without the lock")
-
-// WithFailOpen makes an acquire that cannot reach ZooKeeper for `bound`
-// return at once with a non-exclusive Hold and ErrUnlocked, so that an
-// efficiency lock's job runs anyway instead of being skipped. The bound
-// counts time during which the session is not connected; an acquire that is
-// merely waiting for another holder is never affected.
-//
-// This is for efficiency locks only: jobs whose duplicate run only wastes
-// work (a report, a cache warm-up), never for locks that protect data. The
-// returned Hold has no node and no fencing token (Token returns 0, Exclusive
-// false), its Done channel closes only when it is released, and Release
-// returns nil. Because an error is returned alongside it, code that treats
-// every error as failure stays fail-closed:
-//
-//	h, err := m.Lock(ctx)
-//	switch {
-//	case errors.Is(err, zklock.ErrUnlocked):
-//		log.Printf("running without the lock: %v", err)
-//	case err != nil:
-//		return err
-//	}
-//	defer h.Release()
-//
-// Default: off (an unreachable ZooKeeper makes the acquire wait until its
-// context ends, then fail with ErrUnreachable).
-func WithFailOpen(bound time.Duration) Option {
-	return func(c *lockConfig) { c.failOpen = bound }
-}
-
-// Exclusive reports whether the hold excludes other holders: false only for
-// the hold a WithFailOpen acquire returns with ErrUnlocked.
-func (h *Hold) Exclusive() bool { return h.h.node != "" }
-
 // unreachable wraps an acquire's error when it ended while the session was
 // not connected, so callers can tell "ZooKeeper is down" from "the lock was
 // busy until the deadline".

@@ -229,3 +229,13 @@ func (h *Hold) Release() error {
 	}
 	return nil
 }
+
+// Exclusive reports whether the hold excludes other holders: false only for
+// the hold a WithFailOpen acquire returns with ErrUnlocked.
+func (h *Hold) Exclusive() bool { return h.h.node != "" }
+
+// Revoked returns a channel closed when someone asks this hold's lock to be
+// released (see WithRevocable and Revoke), or nil if the lock is not
+// revocable. A request made while the hold was still queued is seen as soon
+// as it is acquired. The hold stays valid: releasing is up to the holder.
+func (h *Hold) Revoked() <-chan struct{} { return h.h.revoked }

@@ -7,10 +7,6 @@ import (
 	"sync"
 )
 
-// ErrLatchClosed is why a LeaderLatch stopped after Close or after the
-// context given to Start ended (then wrapped with its cause).
-var ErrLatchClosed = errors.New("zklock: leader latch closed")
-
 // A LeaderLatch is one participant in a leader latch at a path: Curator's
 // LeaderLatch on the wire. Its node is <path>/_c_<uuid>-latch-<seq>,
 // ephemeral and sequential under CONTAINER parents, with the participant's

@@ -8,36 +8,6 @@ import (
 	"sync/atomic"
 )
 
-// Leader-election errors.
-var (
-	// ErrResigned is the cause of a term's context cancellation after
-	// Resign.
-	ErrResigned = errors.New("zklock: leadership resigned")
-
-	// ErrRevoked is the cause of a term's context cancellation when someone
-	// asked a revocable election's leader to step down (see WithRevocable).
-	ErrRevoked = errors.New("zklock: leadership revoked")
-
-	// ErrNoLeader is returned by LeaderElection.Leader when no participant
-	// campaigns.
-	ErrNoLeader = errors.New("zklock: no leader")
-
-	// ErrRunning is returned by Run while another Run of the same
-	// LeaderElection is in progress: one value is one participant.
-	ErrRunning = errors.New("zklock: election already running")
-)
-
-// WithRequeue makes LeaderElection.Run campaign again after each term, as
-// Curator's LeaderSelector.autoRequeue does: after the function returns,
-// after leadership is lost or resigned, and after a campaign fails because
-// the session expired or the connection dropped. Run then returns only when
-// its context ends, the session is closed, a campaign fails for good (bad
-// ACL, ...), or the function returns an error while still leader. Other
-// recipes ignore it. Default: off (Run leads at most once).
-func WithRequeue() Option {
-	return func(c *lockConfig) { c.requeue = true }
-}
-
 // A LeaderElection is one participant in a leader election at a path:
 // Curator's LeaderSelector on the wire, which is the mutex protocol
 // (InterProcessMutex, nodes <path>/_c_<uuid>-lock-<seq>) with the

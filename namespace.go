@@ -6,37 +6,6 @@ import (
 	"unicode/utf8"
 )
 
-// WithNamespace roots every path of the session under /ns, as Curator's
-// CuratorFrameworkFactory.Builder.namespace does: a Mutex at "/locks/x" on a
-// session with namespace "app" uses the znode /app/locks/x, and excludes a
-// Curator InterProcessMutex at "/locks/x" whose client has namespace "app",
-// or one at "/app/locks/x" without a namespace.
-//
-// The namespace is written without a leading slash ("app", or "app/sub" for
-// a nested one). It must make a valid path when prefixed with "/": no
-// leading or trailing slash, no empty, "." or ".." element, none of the
-// control or reserved characters ZooKeeper refuses in a path; Connect
-// returns an error wrapping ErrInvalidPath otherwise (Curator rejects the
-// same names). The empty namespace means none, as in Curator.
-//
-// Every recipe (Mutex, SemaphoreMutex, Semaphore, RWLock, MultiLock members,
-// LeaderElection, LeaderLatch), Participants, Revoke and Observe take and
-// return paths as the caller sees them, without the namespace: Hold.Path,
-// Hold.Node and Participant.Path do not carry it. Hold.Guard, made for the
-// raw connection (Session.Conn), which knows nothing of namespaces, carries
-// the full znode path, as do Event.Node and the znodes seen through
-// Session.Conn; Session.FullPath converts a caller's path into one.
-//
-// The namespace node is created as Curator 5.4 creates it, a CONTAINER
-// node with empty data (with the recipe's ACL), so that, like Curator's, the
-// server reaps it once it has no children. Curator makes it at its client's
-// first operation; zklock together with the lock's other missing parents,
-// at the first create under it (a read such as Participants creates
-// nothing). Default: no namespace.
-func WithNamespace(ns string) SessionOption {
-	return func(c *sessionConfig) { c.namespace = ns }
-}
-
 // ValidateNamespace checks a namespace as Connect does for WithNamespace:
 // "" (none) or a name that makes a valid path when prefixed with "/". It
 // returns nil or an error wrapping ErrInvalidPath.

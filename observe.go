@@ -143,20 +143,12 @@ type observer struct {
 // leader lists the queue and returns its leader (a zero Participant if
 // none) with a watch: on the leader's node, else on the directory.
 func (o *observer) leader(ctx context.Context) (Participant, <-chan zk.Event, error) {
-	conn := o.s.conn
 	for {
-		children, _, err := call2(ctx, func() ([]string, *zk.Stat, error) { return conn.Children(o.dir) })
+		children, err := o.s.list(ctx, o.dir)
 		if errors.Is(err, zk.ErrNoNode) {
-			type res struct {
-				ok bool
-				ch <-chan zk.Event
-			}
-			r, err := call(ctx, func() (res, error) {
-				ok, _, ch, err := conn.ExistsW(o.dir)
-				return res{ok, ch}, err
-			}, nil)
-			if err != nil || !r.ok {
-				return Participant{}, r.ch, err
+			ok, ch, err := o.s.existsWatch(ctx, o.dir)
+			if err != nil || !ok {
+				return Participant{}, ch, err
 			}
 			continue // created meanwhile (our watch fires once, harmlessly)
 		}
@@ -165,23 +157,16 @@ func (o *observer) leader(ctx context.Context) (Participant, <-chan zk.Event, er
 		}
 		cs := sortContenders(children)
 		if len(cs) == 0 {
-			type res struct {
-				children []string
-				ch       <-chan zk.Event
-			}
-			r, err := call(ctx, func() (res, error) {
-				cs, _, ch, err := conn.ChildrenW(o.dir)
-				return res{cs, ch}, err
-			}, nil)
+			children, ch, err := o.s.listWatch(ctx, o.dir)
 			switch {
 			case errors.Is(err, zk.ErrNoNode):
 				continue
 			case err != nil:
 				return Participant{}, nil, err
-			case len(sortContenders(r.children)) > 0:
+			case len(sortContenders(children)) > 0:
 				continue // one joined meanwhile
 			}
-			return Participant{}, r.ch, nil
+			return Participant{}, ch, nil
 		}
 		p := Participant{Node: cs[0].name, Path: o.s.callerPath(o.dir + "/" + cs[0].name), Kind: cs[0].kind, Sequence: cs[0].seq, Holds: true}
 		ch, err := o.get(ctx, &p)
@@ -194,20 +179,12 @@ func (o *observer) leader(ctx context.Context) (Participant, <-chan zk.Event, er
 
 // get reads the leader's node into p and watches it.
 func (o *observer) get(ctx context.Context, p *Participant) (<-chan zk.Event, error) {
-	type res struct {
-		data []byte
-		stat *zk.Stat
-		ch   <-chan zk.Event
-	}
-	r, err := call(ctx, func() (res, error) {
-		data, stat, ch, err := o.s.conn.GetW(path.Join(o.dir, p.Node))
-		return res{data, stat, ch}, err
-	}, nil)
+	data, stat, ch, err := o.s.readWatch(ctx, path.Join(o.dir, p.Node))
 	if err != nil {
 		return nil, err
 	}
-	p.Data, p.Token, p.Session = r.data, r.stat.Czxid, r.stat.EphemeralOwner
-	return r.ch, nil
+	p.Data, p.Token, p.Session = data, stat.Czxid, stat.EphemeralOwner
+	return ch, nil
 }
 
 // rewatch watches the same leader again after its data changed; the node

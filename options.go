@@ -240,3 +240,73 @@ var hostAddress = sync.OnceValue(func() string {
 func WithRevocable() Option {
 	return func(c *lockConfig) { c.revocable = true }
 }
+
+// WithNamespace roots every path of the session under /ns, as Curator's
+// CuratorFrameworkFactory.Builder.namespace does: a Mutex at "/locks/x" on a
+// session with namespace "app" uses the znode /app/locks/x, and excludes a
+// Curator InterProcessMutex at "/locks/x" whose client has namespace "app",
+// or one at "/app/locks/x" without a namespace.
+//
+// The namespace is written without a leading slash ("app", or "app/sub" for
+// a nested one). It must make a valid path when prefixed with "/": no
+// leading or trailing slash, no empty, "." or ".." element, none of the
+// control or reserved characters ZooKeeper refuses in a path; Connect
+// returns an error wrapping ErrInvalidPath otherwise (Curator rejects the
+// same names). The empty namespace means none, as in Curator.
+//
+// Every recipe (Mutex, SemaphoreMutex, Semaphore, RWLock, MultiLock members,
+// LeaderElection, LeaderLatch), Participants, Revoke and Observe take and
+// return paths as the caller sees them, without the namespace: Hold.Path,
+// Hold.Node and Participant.Path do not carry it. Hold.Guard, made for the
+// raw connection (Session.Conn), which knows nothing of namespaces, carries
+// the full znode path, as do Event.Node and the znodes seen through
+// Session.Conn; Session.FullPath converts a caller's path into one.
+//
+// The namespace node is created as Curator 5.4 creates it, a CONTAINER
+// node with empty data (with the recipe's ACL), so that, like Curator's, the
+// server reaps it once it has no children. Curator makes it at its client's
+// first operation; zklock together with the lock's other missing parents,
+// at the first create under it (a read such as Participants creates
+// nothing). Default: no namespace.
+func WithNamespace(ns string) SessionOption {
+	return func(c *sessionConfig) { c.namespace = ns }
+}
+
+// WithFailOpen makes an acquire that cannot reach ZooKeeper for `bound`
+// return at once with a non-exclusive Hold and ErrUnlocked, so that an
+// efficiency lock's job runs anyway instead of being skipped. The bound
+// counts time during which the session is not connected; an acquire that is
+// merely waiting for another holder is never affected.
+//
+// This is for efficiency locks only: jobs whose duplicate run only wastes
+// work (a report, a cache warm-up), never for locks that protect data. The
+// returned Hold has no node and no fencing token (Token returns 0, Exclusive
+// false), its Done channel closes only when it is released, and Release
+// returns nil. Because an error is returned alongside it, code that treats
+// every error as failure stays fail-closed:
+//
+//	h, err := m.Lock(ctx)
+//	switch {
+//	case errors.Is(err, zklock.ErrUnlocked):
+//		log.Printf("running without the lock: %v", err)
+//	case err != nil:
+//		return err
+//	}
+//	defer h.Release()
+//
+// Default: off (an unreachable ZooKeeper makes the acquire wait until its
+// context ends, then fail with ErrUnreachable).
+func WithFailOpen(bound time.Duration) Option {
+	return func(c *lockConfig) { c.failOpen = bound }
+}
+
+// WithRequeue makes LeaderElection.Run campaign again after each term, as
+// Curator's LeaderSelector.autoRequeue does: after the function returns,
+// after leadership is lost or resigned, and after a campaign fails because
+// the session expired or the connection dropped. Run then returns only when
+// its context ends, the session is closed, a campaign fails for good (bad
+// ACL, ...), or the function returns an error while still leader. Other
+// recipes ignore it. Default: off (Run leads at most once).
+func WithRequeue() Option {
+	return func(c *lockConfig) { c.requeue = true }
+}

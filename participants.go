@@ -44,7 +44,6 @@ func Participants(ctx context.Context, s *Session, path string) ([]Participant, 
 	return append(ps, leases...), err
 }
 
-
 // participants lists dir's contenders in queue order with their data and
 // stats, read concurrently; a node that vanishes meanwhile is left out. dir
 // is a znode path; the Paths returned are the caller's (no namespace).
@@ -55,7 +54,7 @@ func participants(ctx context.Context, s *Session, dir string, decide func([]con
 	if err := s.waitReady(ctx); err != nil {
 		return nil, err
 	}
-	children, _, err := call2(ctx, func() ([]string, *zk.Stat, error) { return s.conn.Children(dir) })
+	children, err := s.list(ctx, dir)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil
 	}
@@ -70,7 +69,7 @@ func participants(ctx context.Context, s *Session, dir string, decide func([]con
 		holds, _ := decide(cs, i)
 		out[i] = Participant{Node: c.name, Path: s.callerPath(dir + "/" + c.name), Kind: c.kind, Sequence: c.seq, Holds: holds}
 		wg.Go(func() {
-			data, stat, err := call2(ctx, func() ([]byte, *zk.Stat, error) { return s.conn.Get(dir + "/" + c.name) })
+			data, stat, err := s.read(ctx, dir+"/"+c.name)
 			if err != nil {
 				errs[i] = err
 				return

@@ -26,8 +26,6 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
-
-	"github.com/go-zookeeper/zk"
 )
 
 // pipelined is one getChildren of the queue's directory, sent once the
@@ -90,7 +88,7 @@ func (q *queue) pipeline(ctx context.Context, written <-chan struct{}) *pipeline
 				}
 			}
 		}
-		children, _, err := call2(ctx, func() ([]string, *zk.Stat, error) { return q.s.conn.Children(q.dir) })
+		children, err := q.s.list(ctx, q.dir)
 		p.res <- listing{children, err}
 	}()
 	return p
@@ -155,7 +153,7 @@ func (q *queue) listing(ctx context.Context, e *entry) ([]string, error) {
 	if q.pipeProbe != nil {
 		q.pipeProbe.listed.Add(1)
 	}
-	children, _, err := call2(ctx, func() ([]string, *zk.Stat, error) { return q.s.conn.Children(e.dir) })
+	children, err := q.s.list(ctx, e.dir)
 	return children, err
 }
 

@@ -89,6 +89,13 @@ func (s *Session) createDir(ctx context.Context, dir string, acl []zk.ACL) error
 	return err
 }
 
+// addAuth sends credentials; go-zookeeper sends them again after every
+// reconnect.
+func (s *Session) addAuth(ctx context.Context, scheme string, cred []byte) error {
+	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, s.conn.AddAuth(scheme, cred) }, nil)
+	return err
+}
+
 // setData writes data to node, whatever its version.
 func (s *Session) setData(ctx context.Context, node string, data []byte) error {
 	_, err := call(ctx, func() (*zk.Stat, error) { return s.conn.Set(node, data, -1) }, nil)

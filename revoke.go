@@ -40,15 +40,9 @@ func Revoke(ctx context.Context, s *Session, nodePath string) error {
 	if err := s.waitReady(ctx); err != nil { // credentials first, as for a lock
 		return err
 	}
-	_, err := call(ctx, func() (*zk.Stat, error) { return s.conn.Set(s.FullPath(nodePath), revokeMessage, -1) }, nil)
+	err := s.setData(ctx, s.FullPath(nodePath), revokeMessage)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return fmt.Errorf("zklock: revoke %s: %w", nodePath, err)
 	}
 	return nil
 }
-
-// Revoked returns a channel closed when someone asks this hold's lock to be
-// released (see WithRevocable and Revoke), or nil if the lock is not
-// revocable. A request made while the hold was still queued is seen as soon
-// as it is acquired. The hold stays valid: releasing is up to the holder.
-func (h *Hold) Revoked() <-chan struct{} { return h.h.revoked }

@@ -145,7 +145,7 @@ func (s *Session) authenticate() {
 	defer close(s.ready)
 	for _, a := range s.cfg.auth {
 		for attempt := 0; ; attempt++ {
-			err := s.conn.AddAuth(a.scheme, a.cred)
+			err := s.addAuth(context.Background(), a.scheme, a.cred) // bounded by the connection, retried until Close
 			if err == nil {
 				break
 			}
