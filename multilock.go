@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"sync/atomic"
 )
@@ -22,6 +21,14 @@ type Locker interface {
 	// KindWrite, ...).
 	Kind() Kind
 }
+
+// nilLocker is implemented by the library's Lockers, so that a typed nil
+// pointer (a *Mutex that was never made) is refused like a nil interface.
+type nilLocker interface{ isNil() bool }
+
+func (m *Mutex) isNil() bool          { return m == nil }
+func (h *RWHalf) isNil() bool         { return h == nil }
+func (m *SemaphoreMutex) isNil() bool { return m == nil }
 
 // A MultiLock acquires several locks as one, all or nothing, as Curator's
 // InterProcessMultiLock does, with two differences:
@@ -54,7 +61,7 @@ func NewMultiLock(locks ...Locker) (*MultiLock, error) {
 		if l == nil {
 			return nil, fmt.Errorf("%w: lock %d is nil", ErrInvalidArgument, i)
 		}
-		if v := reflect.ValueOf(l); v.Kind() == reflect.Pointer && v.IsNil() {
+		if n, ok := l.(nilLocker); ok && n.isNil() {
 			return nil, fmt.Errorf("%w: lock %d is a nil %T", ErrInvalidArgument, i, l)
 		}
 		sorted[i] = l

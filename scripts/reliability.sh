@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fault-injection suite (reliability/, plan: docs reliability-plan.md §6).
+# The fault-injection suite (reliability/; see docs/reliability.md).
 #   scripts/reliability.sh short     make reliability: every scenario at short durations (<= 10 min)
 #   scripts/reliability.sh soak      make soak: the plan's durations
 #   scripts/reliability.sh negative  make reliability-negative: the broken variants N1-N5
