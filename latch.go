@@ -234,22 +234,10 @@ func (l *LeaderLatch) Close() error {
 // Leader returns the current leader: the first participant in queue
 // order, whichever library's latch it is. It returns ErrNoLeader if no
 // one takes part.
-func (l *LeaderLatch) Leader(ctx context.Context) (Participant, error) {
-	ps, err := l.Participants(ctx)
-	if err != nil {
-		return Participant{}, err
-	}
-	if len(ps) == 0 {
-		return Participant{}, fmt.Errorf("%w at %s", ErrNoLeader, l.q.path)
-	}
-	return ps[0], nil
-}
+func (l *LeaderLatch) Leader(ctx context.Context) (Participant, error) { return l.q.leader(ctx) }
 
 // Participants returns the latch's participants in queue order, the leader
 // first; ID gives each one's id.
 func (l *LeaderLatch) Participants(ctx context.Context) ([]Participant, error) {
-	if ctx == nil {
-		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
-	}
-	return participants(ctx, l.q.s, l.q.dir, l.q.decide)
+	return l.q.participants(ctx)
 }

@@ -104,20 +104,11 @@ func (e *LeaderElection) Resign() error {
 // Leader returns the current leader: the first participant in queue order.
 // Its ID is the id it campaigns with. It returns ErrNoLeader if no one
 // campaigns.
-func (e *LeaderElection) Leader(ctx context.Context) (Participant, error) {
-	ps, err := e.Participants(ctx)
-	if err != nil {
-		return Participant{}, err
-	}
-	if len(ps) == 0 {
-		return Participant{}, fmt.Errorf("%w at %s", ErrNoLeader, e.q.path)
-	}
-	return ps[0], nil
-}
+func (e *LeaderElection) Leader(ctx context.Context) (Participant, error) { return e.q.leader(ctx) }
 
 // Participants returns the participants in queue order, the leader first.
 func (e *LeaderElection) Participants(ctx context.Context) ([]Participant, error) {
-	return participants(ctx, e.q.s, e.q.dir, e.q.decide)
+	return e.q.participants(ctx)
 }
 
 // ID returns a leader-election participant's id: its node data as text.

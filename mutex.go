@@ -56,7 +56,7 @@ func (m *Mutex) TryLock(ctx context.Context) (*Hold, error) { return m.q.tryOnly
 // Participants returns the contenders of the lock in queue order, the holder
 // first.
 func (m *Mutex) Participants(ctx context.Context) ([]Participant, error) {
-	return participants(ctx, m.q.s, m.q.dir, m.q.decide)
+	return m.q.participants(ctx)
 }
 
 // Kind returns KindLock, so a Mutex is a Locker.

@@ -44,6 +44,23 @@ func Participants(ctx context.Context, s *Session, path string) ([]Participant, 
 	return append(ps, leases...), err
 }
 
+// participants lists q's contenders by its rule.
+func (q *queue) participants(ctx context.Context) ([]Participant, error) {
+	return participants(ctx, q.s, q.dir, q.decide)
+}
+
+// leader returns the first of q's participants, or ErrNoLeader.
+func (q *queue) leader(ctx context.Context) (Participant, error) {
+	ps, err := q.participants(ctx)
+	if err != nil {
+		return Participant{}, err
+	}
+	if len(ps) == 0 {
+		return Participant{}, fmt.Errorf("%w at %s", ErrNoLeader, q.path)
+	}
+	return ps[0], nil
+}
+
 // participants lists dir's contenders in queue order with their data and
 // stats, read concurrently; a node that vanishes meanwhile is left out. dir
 // is a znode path; the Paths returned are the caller's (no namespace).
