@@ -13,6 +13,16 @@
 // when a lock may be lost. A session is connected, suspended (disconnected,
 // the session maybe alive) or expired; see State and WithLossLimit.
 //
+// The loss limit is a trade-off. The default (two thirds of the session
+// timeout) lets a hold survive a server restart, and still tells a holder
+// cut off by a partition before the servers can expire it. But when the
+// servers end a session while its client is still connected (an operator
+// closing it, another client with its credentials), they delete its nodes
+// and hand the lock over at once, while the old holder waits out its limit
+// or its reconnect. A leader should not act in that window: sessions used
+// for leadership should use WithLossLimit(0), which ends every hold the
+// moment the connection drops, as Curator's leader recipes do.
+//
 // # Holds, loss and fencing
 //
 // A successful Lock returns a *Hold. A hold is valid until it is released

@@ -20,17 +20,10 @@ import (
 // is paused past its session may act late, so writes made as leader must be
 // fenced with Leadership.Token (see Hold.Token).
 //
-// The session's loss limit decides how soon a leader learns. A session
-// used for leadership should use WithLossLimit(0), which is what Curator's
-// LeaderSelectorListenerAdapter does (it cancels leadership on SUSPENDED):
-// the term ends the moment the connection drops. With the default limit
-// the term survives a short disconnection, which is right for a server
-// restart but not for a session that the servers end while the client is
-// still connected (closed by an operator, or by another client with the
-// session's credentials, as zktest's Expire does): the servers drop the
-// connection, delete the node and hand leadership over at once, while the
-// old leader waits out its loss limit or its reconnect. Our churn test sees
-// exactly that overlap with the default limit and none with 0.
+// The session's loss limit decides how soon a leader learns: a session used
+// for leadership should use WithLossLimit(0), as Curator's
+// LeaderSelectorListenerAdapter does and `zklock elect` does by default
+// (see "Sessions and liveness" in the package doc for why).
 type LeaderElection struct {
 	q  queue
 	id string
