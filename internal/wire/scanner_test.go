@@ -64,10 +64,10 @@ func serverStream(large int) ([]byte, []scanned) {
 		errc int32
 		body int
 	}{
-		{1, 100, 0, 40},     // a create's reply
-		{-2, 0, 0, 0},       // a ping's reply
-		{-1, 0, 0, 300},     // a notification
-		{2, 101, -110, 0},   // NodeExists
+		{1, 100, 0, 40},    // a create's reply
+		{-2, 0, 0, 0},      // a ping's reply
+		{-1, 0, 0, 300},    // a notification
+		{2, 101, -110, 0},  // NodeExists
 		{3, 102, 0, large}, // a large reply
 		{4, 103, 0, 1},
 	} {
