@@ -2,6 +2,7 @@ package zklock
 
 import (
 	"bytes"
+	"math"
 	"net"
 	"sync"
 	"time"
@@ -96,7 +97,7 @@ func (c *tapConn) request(p []byte) {
 		c.sending(connectXid)
 		return
 	}
-	n, ok, err := wire.FrameLength(p, maxFrame)
+	n, ok, err := wire.FrameLength(p, math.MaxInt32) // ours: no limit to check
 	if !ok || err != nil {
 		return
 	}
