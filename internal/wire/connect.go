@@ -115,3 +115,19 @@ func boolByte(v bool) byte {
 	}
 	return 0
 }
+
+// ConnectResponseHeadLen is the length of the fixed fields that start a
+// ConnectResponse payload: protocolVersion, timeOut and sessionId.
+const ConnectResponseHeadLen = 4 + 4 + 8
+
+// ParseConnectResponseHead decodes the negotiated session timeout in
+// milliseconds and the session id from the fixed fields at the start of a
+// ConnectResponse payload, for an observer that keeps only the head of each
+// frame (see Scanner); the password and readOnly flag that follow are not
+// needed. Errors wrap ErrMalformed; on error both results are zero.
+func ParseConnectResponseHead(p []byte) (timeoutMs int32, sessionID int64, err error) {
+	if len(p) < ConnectResponseHeadLen {
+		return 0, 0, fmt.Errorf("%w: connect response head needs %d bytes, have %d", ErrMalformed, ConnectResponseHeadLen, len(p))
+	}
+	return int32(binary.BigEndian.Uint32(p[4:])), int64(binary.BigEndian.Uint64(p[8:])), nil
+}

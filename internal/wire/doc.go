@@ -21,4 +21,12 @@
 // On a client connection the first frame in each direction is the
 // handshake; every later client frame starts with a RequestHeader and every
 // later server frame with a ReplyHeader.
+//
+// A whole frame is read with ReadFrame. An observer that sees a connection's
+// bytes in arbitrary chunks (a net.Conn wrapper) frames them with a Scanner,
+// which yields the head of each frame (enough for the headers above, or for
+// the ConnectResponse's timeout and session id: ParseConnectResponseHead)
+// and skips the bodies without buffering them. ParsePathRequest reads the
+// path (and watch flag) that follow the header of the requests that start
+// with one: the creates, exists, getData, getChildren and getChildren2.
 package wire
