@@ -234,10 +234,42 @@ func TestStatusFormatting(t *testing.T) {
 }
 
 func TestChildEnv(t *testing.T) {
-	base := []string{"HOME=/h", "ZKLOCK_NODE=/old", "ZKLOCK_UNLOCKED=1", "ZKLOCK_SERVERS=s:1", "ZKLOCK_PATHX=keep"}
-	got := childEnv(base, "/locks/p", "/locks/p/n-lock-0000000001", 4294967311)
+	base := []string{"HOME=/h", "ZKLOCK_NODE=/old", "ZKLOCK_UNLOCKED=1", "ZKLOCK_SERVERS=s:1", "ZKLOCK_PATHX=keep",
+		"ZKLOCK_NAMESPACE=inherited"}
+	got := childEnv(base, "", "/locks/p", "/locks/p/n-lock-0000000001", 4294967311)
 	assert.Equal(t, []string{"HOME=/h", "ZKLOCK_SERVERS=s:1", "ZKLOCK_PATHX=keep",
-		"ZKLOCK_PATH=/locks/p", "ZKLOCK_NODE=/locks/p/n-lock-0000000001", "ZKLOCK_FENCING_TOKEN=4294967311"}, got)
+		"ZKLOCK_PATH=/locks/p", "ZKLOCK_NODE=/locks/p/n-lock-0000000001", "ZKLOCK_FENCING_TOKEN=4294967311"}, got,
+		"no namespace: an inherited ZKLOCK_NAMESPACE is not passed on")
+	got = childEnv(base, "app/sub", "/locks/p", "/locks/p/n-lock-0000000001", 7)
+	assert.Equal(t, []string{"HOME=/h", "ZKLOCK_SERVERS=s:1", "ZKLOCK_PATHX=keep", "ZKLOCK_NAMESPACE=app/sub",
+		"ZKLOCK_PATH=/locks/p", "ZKLOCK_NODE=/locks/p/n-lock-0000000001", "ZKLOCK_FENCING_TOKEN=7"}, got)
+	got = childEnv(base, "app", "/locks/p", "", 0)
+	assert.Equal(t, []string{"HOME=/h", "ZKLOCK_SERVERS=s:1", "ZKLOCK_PATHX=keep", "ZKLOCK_NAMESPACE=app",
+		"ZKLOCK_PATH=/locks/p", "ZKLOCK_UNLOCKED=1"}, got)
+}
+
+func TestParseNamespace(t *testing.T) {
+	inv, err := parseArgs([]string{"--namespace", "app", "lock", "x"}, envMap(nil))
+	require.NoError(t, err)
+	assert.Equal(t, "app", inv.cfg.namespace)
+	assert.Equal(t, "/locks/x", inv.path, "PATH is relative to the namespace")
+
+	inv, err = parseArgs([]string{"status", "/a/b", "--namespace", "app/sub"}, envMap(map[string]string{"ZKLOCK_NAMESPACE": "env"}))
+	require.NoError(t, err)
+	assert.Equal(t, "app/sub", inv.cfg.namespace, "the flag wins")
+	inv, err = parseArgs([]string{"revoke", "/a/b-lock-0000000001"}, envMap(map[string]string{"ZKLOCK_NAMESPACE": "env"}))
+	require.NoError(t, err)
+	assert.Equal(t, "env", inv.cfg.namespace)
+	inv, err = parseArgs([]string{"--namespace", "", "elect", "p"}, envMap(map[string]string{"ZKLOCK_NAMESPACE": "env"}))
+	require.NoError(t, err)
+	assert.Equal(t, "", inv.cfg.namespace, "an empty --namespace is none, and wins")
+
+	for _, ns := range []string{"/app", "app/", "a//b", "a/../b", ".", "a\x00b", "a\u0001"} {
+		_, err := parseArgs([]string{"--namespace", ns, "lock", "p"}, envMap(nil))
+		assertUsage(t, err, "invalid --namespace")
+	}
+	_, err = parseArgs([]string{"lock", "p"}, envMap(map[string]string{"ZKLOCK_NAMESPACE": "/bad"}))
+	assertUsage(t, err, "invalid ZKLOCK_NAMESPACE")
 }
 
 func TestUsageListsContract(t *testing.T) {
