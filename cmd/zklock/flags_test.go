@@ -298,3 +298,50 @@ func compactJSON(t *testing.T, b []byte) string {
 	require.NoError(t, json.Compact(&out, b))
 	return out.String()
 }
+
+func TestWriteLeader(t *testing.T) {
+	inv := &invocation{path: "/locks/jobs"}
+	p := zklock.Participant{Node: "_c_x-latch-0000000004", Path: "/locks/jobs/_c_x-latch-0000000004", Kind: zklock.KindLatch,
+		Sequence: 4, Token: 4294967330, Session: 0x1000a2b3c4d0002, Holds: true, Data: []byte("host a")}
+	tests := []struct {
+		data []byte
+		want string
+	}{
+		{[]byte("host a"), "leader /locks/jobs/_c_x-latch-0000000004 4294967330 host a\n"},
+		{nil, "leader /locks/jobs/_c_x-latch-0000000004 4294967330\n"},
+		{[]byte("a\nb"), "leader /locks/jobs/_c_x-latch-0000000004 4294967330 \"a\\nb\"\n"},
+		{[]byte{0xff, 0xfe}, "leader /locks/jobs/_c_x-latch-0000000004 4294967330 //4=\n"},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		q := p
+		q.Data = tt.data
+		require.NoError(t, writeLeader(&b, inv, q))
+		assert.Equal(t, tt.want, b.String())
+	}
+	var b bytes.Buffer
+	require.NoError(t, writeLeader(&b, inv, zklock.Participant{}))
+	assert.Equal(t, "no leader\n", b.String())
+
+	inv.opts.json = true
+	b.Reset()
+	require.NoError(t, writeLeader(&b, inv, p))
+	require.NoError(t, writeLeader(&b, inv, zklock.Participant{}))
+	inv.cfg.namespace = "app"
+	require.NoError(t, writeLeader(&b, inv, zklock.Participant{}))
+	assert.Equal(t, `{"path":"/locks/jobs","leader":{"node":"_c_x-latch-0000000004","kind":"latch","sequence":4,`+
+		`"fencing_token":4294967330,"session":"0x1000a2b3c4d0002","id":"host a"}}`+"\n"+
+		`{"path":"/locks/jobs","leader":null}`+"\n"+
+		`{"path":"/locks/jobs","namespace":"app","leader":null}`+"\n", b.String(), "one object per line")
+}
+
+func TestStatusNamespaceJSON(t *testing.T) {
+	st := newStatus("/locks/e", nil)
+	st.Namespace = "app"
+	var b bytes.Buffer
+	require.NoError(t, writeStatusJSON(&b, st))
+	assert.Equal(t, `{"path":"/locks/e","namespace":"app","participants":[]}`, compactJSON(t, b.Bytes()))
+	b.Reset()
+	require.NoError(t, writeStatusTable(&b, st))
+	assert.Equal(t, "/locks/e (namespace app): 0 participant(s)\n", b.String())
+}

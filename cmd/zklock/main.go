@@ -124,7 +124,8 @@ var verbs = []*verb{
 			"latch at PATH, then each change, one line each (\"leader NODE TOKEN ID\", or\n" +
 			"\"no leader\"; with --json one object per line), until SIGINT, SIGTERM or\n" +
 			"SIGHUP, or until --timeout, and exits 0. A leader that led only briefly may\n" +
-			"be skipped; leaders are printed in the order they led.",
+			"be skipped; leaders are printed in the order they led. It follows either\n" +
+			"protocol (--latch or not), creates nothing, and takes no CMD.",
 		example: "zklock elect --id \"$(hostname)\" --requeue jobs -- ./run-jobs\n" +
 			"zklock elect --latch --id \"$(hostname)\" jobs -- ./run-jobs\n" +
 			"zklock elect --listen jobs --json"},
@@ -135,15 +136,18 @@ var verbs = []*verb{
 		},
 		about: "Lists the participants of the lock at PATH in queue order (Curator's\n" +
 			"ordering): node, kind, sequence, fencing token (czxid), owning session, whether\n" +
-			"it holds, and its data.",
-		example: "zklock status nightly-backup --json"},
+			"it holds, and its data. With --namespace, PATH and the nodes shown are\n" +
+			"relative to the namespace, and the output names it.",
+		example: "zklock status nightly-backup --json\n" +
+			"zklock --namespace app status /locks/x"},
 	{name: "revoke", args: "NODE-PATH", summary: "ask a revocable holder to release (Curator __REVOKE__)",
 		run: runRevoke,
 		about: "Writes Curator's __REVOKE__ to one participant's node, asking a revocable holder\n" +
 			"(zklock --revocable, a revocable Curator lock) to release. NODE-PATH is the\n" +
 			"node (see zklock status), not the lock path: a path not named as a lock node,\n" +
 			"or a node with children, is refused (exit 2). A node that is gone is reported\n" +
-			"but is not an error. Revocation is advisory: zklock does not wait.",
+			"but is not an error. Revocation is advisory: zklock does not wait. With\n" +
+			"--namespace, NODE-PATH is relative to the namespace, as status lists it.",
 		example: "zklock revoke /locks/nightly-backup/_c_0f8e...-lock-0000000007"},
 }
 
