@@ -18,18 +18,25 @@ const (
 	envNode     = "ZKLOCK_NODE"
 	envToken    = "ZKLOCK_FENCING_TOKEN"
 	envUnlocked = "ZKLOCK_UNLOCKED"
+	envNS       = "ZKLOCK_NAMESPACE" // also read as --namespace's variable
 )
 
 // childEnv is base without any inherited lock variables (a zklock run inside
-// another must not pass on its parent's), plus this hold's.
-func childEnv(base []string, path, node string, token int64) []string {
-	env := make([]string, 0, len(base)+3)
+// another must not pass on its parent's), plus this hold's. ZKLOCK_PATH and
+// ZKLOCK_NODE are relative to the namespace ns, which is passed on as
+// ZKLOCK_NAMESPACE (and unset without one), so that a zklock run by CMD
+// names the same znodes with the same paths.
+func childEnv(base []string, ns, path, node string, token int64) []string {
+	env := make([]string, 0, len(base)+4)
 	for _, kv := range base {
 		switch k, _, _ := strings.Cut(kv, "="); k {
-		case envPath, envNode, envToken, envUnlocked:
+		case envPath, envNode, envToken, envUnlocked, envNS:
 			continue
 		}
 		env = append(env, kv)
+	}
+	if ns != "" {
+		env = append(env, envNS+"="+ns)
 	}
 	if node == "" { // --on-unreachable run: no lock, no node, no token
 		return append(env, envPath+"="+path, envUnlocked+"=1")
@@ -54,7 +61,7 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 	if h != nil {
 		node, token, done, revoc = h.Node(), h.Token(), h.Done(), h.Revoked()
 	}
-	cmd.Env = childEnv(a.environ, inv.path, node, token)
+	cmd.Env = childEnv(a.environ, inv.cfg.namespace, inv.path, node, token)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
 	group := !isTerminal(a.stdin)
 	cmd.SysProcAttr = childAttr(group)

@@ -93,6 +93,16 @@ func TestCLIUsageErrorsExit2(t *testing.T) {
 		{[]string{"semaphore", "p", "--leases", "0", "true"}, "--leases N is required"},
 		{[]string{"revoke"}, "missing PATH"},
 		{[]string{"revoke", "/locks/p/n", "extra"}, `unexpected argument "extra"`},
+		{[]string{"--namespace", "/app", "lock", "p", "true"}, `invalid --namespace "/app"`},
+		{[]string{"status", "p", "--namespace", "a//b"}, `invalid --namespace "a//b"`},
+		{[]string{"elect", "--listen", "p", "true"}, `unexpected CMD "true"`},
+		{[]string{"elect", "--listen", "p", "--id", "x"}, "elect --listen takes no --id"},
+		{[]string{"elect", "--listen", "--requeue", "p"}, "elect --listen takes no"},
+		{[]string{"--try", "elect", "--listen", "p"}, "elect --listen takes no"},
+		{[]string{"elect", "p", "--json"}, "--json goes with --listen"},
+		{[]string{"elect", "--latch", "--try", "p", "true"}, "--try is not available with --latch"},
+		{[]string{"elect", "--latch", "--revocable", "p", "true"}, "--revocable is not available with --latch"},
+		{[]string{"--listen", "lock", "p"}, "--listen is not a flag of lock"},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := runZklock(t, env, tt.args...)

@@ -37,7 +37,8 @@ func (a *app) connect(ctx context.Context, cfg *config) (*zklock.Session, error)
 	ctx, cancel := context.WithTimeout(ctx, cfg.connectBound())
 	defer cancel()
 
-	a.log.Info("zklock: connecting", "servers", strings.Join(cfg.servers, ","), "session_timeout", cfg.sessionTimeout)
+	a.log.Info("zklock: connecting", "servers", strings.Join(cfg.servers, ","), "session_timeout", cfg.sessionTimeout,
+		"namespace", cfg.namespace)
 	s, err := zklock.Connect(cfg.servers, cfg.sessionOptions(a.log)...)
 	if err != nil {
 		return nil, err
@@ -57,6 +58,9 @@ func (c *config) sessionOptions(log *slog.Logger) []zklock.SessionOption {
 	opts := []zklock.SessionOption{
 		zklock.WithSessionTimeout(c.sessionTimeout),
 		zklock.WithLogger(log),
+	}
+	if c.namespace != "" {
+		opts = append(opts, zklock.WithNamespace(c.namespace))
 	}
 	if c.auth != nil {
 		opts = append(opts, zklock.WithAuth(c.auth.scheme, c.auth.cred))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sync/atomic"
 
@@ -13,21 +14,81 @@ import (
 // mutex's lock- nodes with the participant id as node data; --id, or this
 // host's address when empty, as Curator). The acquisition checks that the
 // node is owned by the current session before CMD starts (CURATOR-696).
-func electRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, error) {
+func electRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endFunc, error) {
+	if o.latch {
+		return latchRecipe(s, path, o)
+	}
 	e, err := zklock.NewLeaderElection(s, path, o.id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return func(ctx context.Context, try bool) (*zklock.Hold, error) {
 		if try {
 			return e.TryCampaign(ctx)
 		}
 		return e.Campaign(ctx)
-	}, nil
+	}, nil, nil
 }
 
-// runElect runs the elect verb. Without --requeue it is a holding verb like
-// lock: campaign, run CMD while leader (or hold until a signal), release.
+// latchRecipe is `elect --latch`: leadership is a term of a
+// zklock.LeaderLatch at path (Curator's LeaderLatch protocol: nodes
+// _c_<uuid>-latch-<seq>, the participant id as data; --id, or this host's
+// address when empty, as for elect). The acquisition starts the latch and
+// awaits its first term; the term's hold belongs to the latch, so the end
+// is the latch's Close (releasing the hold would end the term and put the
+// latch back in the queue). A latch has no single attempt: --try is refused
+// before anything connects (checkElect).
+func latchRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endFunc, error) {
+	id := o.id
+	if id == "" {
+		// The default id of elect: the one a LeaderElection stores.
+		e, err := zklock.NewLeaderElection(s, path, "")
+		if err != nil {
+			return nil, nil, err
+		}
+		id = e.ID()
+	}
+	l, err := zklock.NewLeaderLatch(s, path, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	acquire := func(ctx context.Context, try bool) (*zklock.Hold, error) {
+		if try {
+			return nil, usagef("elect: --try is not available with --latch")
+		}
+		// The latch stays in the queue until Close (the end), not until
+		// the acquisition's deadline.
+		if err := l.Start(context.Background()); err != nil && !errors.Is(err, zklock.ErrRunning) {
+			return nil, err
+		}
+		return l.Await(ctx)
+	}
+	return acquire, func(*zklock.Hold) error { return l.Close() }, nil
+}
+
+// checkElect refuses, before anything connects, the flags that do not go
+// with --latch or --listen.
+func checkElect(inv *invocation) error {
+	o := &inv.opts
+	switch {
+	case o.listen && len(inv.cmd) > 0:
+		return usagef("elect --listen: unexpected CMD %q (a listener only prints the leaders)", inv.cmd[0])
+	case o.listen && (o.id != "" || o.requeue || o.revocable || inv.cfg.try):
+		return usagef("elect --listen takes no --id, --requeue, --revocable or --try (it does not take part)")
+	case o.json && !o.listen:
+		return usagef("elect: --json goes with --listen")
+	case o.latch && inv.cfg.try:
+		return usagef("elect: --try is not available with --latch (a latch has no single attempt; use --timeout)")
+	case o.latch && o.revocable:
+		return usagef("elect: --revocable is not available with --latch (Curator's LeaderLatch is not revocable)")
+	}
+	return nil
+}
+
+// runElect runs the elect verb. With --listen it only follows the leader
+// (runListen). Otherwise, without --requeue, it is a holding verb like lock:
+// campaign (with --latch, as a Curator LeaderLatch participant), run CMD
+// while leader (or hold until a signal), release.
 //
 // With --requeue, once a term is over (CMD exited with any status, or
 // leadership was lost and CMD was signalled) zklock campaigns again, on a
@@ -36,12 +97,18 @@ func electRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, erro
 // forwarded to CMD as usual), or when a campaign fails (--timeout, --try,
 // errors), and exits with the status of the last round.
 func runElect(a *app, inv *invocation) int {
+	if err := checkElect(inv); err != nil {
+		return a.fail(err)
+	}
+	if inv.opts.listen {
+		return a.runListen(inv)
+	}
 	var led atomic.Bool // the round's campaign succeeded
 	v := *inv.verb
-	v.recipe = func(s *zklock.Session, path string, o *verbOpts) (acquireFunc, error) {
-		acquire, err := electRecipe(s, path, o)
+	v.recipe = func(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endFunc, error) {
+		acquire, end, err := electRecipe(s, path, o)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		return func(ctx context.Context, try bool) (*zklock.Hold, error) {
 			h, err := acquire(ctx, try)
@@ -49,7 +116,7 @@ func runElect(a *app, inv *invocation) int {
 				led.Store(true)
 			}
 			return h, err
-		}, nil
+		}, end, nil
 	}
 	round := *inv
 	round.verb = &v

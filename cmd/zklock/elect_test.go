@@ -96,30 +96,53 @@ func TestIntegration_ElectRunsCmdOnlyWhileLeader(t *testing.T) {
 
 func TestIntegration_ElectRequeue(t *testing.T) {
 	t.Parallel()
+	for _, mode := range []string{"selector", "latch"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			testElectRequeue(t, mode == "latch")
+		})
+	}
+}
+
+func testElectRequeue(t *testing.T, latch bool) {
 	_, conn, env := zkSetup(t)
 	log := filepath.Join(t.TempDir(), "log")
-	// Each term's CMD records its token and ends at once: zklock campaigns
-	// again and runs it again, with a new, larger token.
-	p := startZklock(t, env, "elect", "/el/requeue", "--requeue", "--id", "again", "sh", "-c",
-		`echo "$ZKLOCK_FENCING_TOKEN" >> "$0"`, log)
-	var tokens []int64
+	elect := []string{"elect"}
+	if latch {
+		elect = append(elect, "--latch")
+	}
+	// Each term's CMD records its token and node and ends at once: zklock
+	// campaigns again and runs it again, with a new, larger token.
+	p := startZklock(t, env, append(elect, "/el/requeue", "--requeue", "--id", "again", "sh", "-c",
+		`echo "$ZKLOCK_FENCING_TOKEN $ZKLOCK_NODE" >> "$0"`, log)...)
+	var (
+		tokens []int64
+		nodes  []string
+	)
 	require.Eventually(t, func() bool {
 		b, err := os.ReadFile(log)
-		if err != nil {
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
 			return false
 		}
-		tokens = tokens[:0]
-		for _, f := range strings.Fields(string(b)) {
-			tok, err := strconv.ParseInt(f, 10, 64)
+		tokens, nodes = tokens[:0], nodes[:0]
+		for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+			f := strings.Fields(l)
+			if len(f) != 2 {
+				return false
+			}
+			tok, err := strconv.ParseInt(f[0], 10, 64)
 			if err != nil {
 				return false
 			}
-			tokens = append(tokens, tok)
+			tokens, nodes = append(tokens, tok), append(nodes, f[1])
 		}
 		return len(tokens) >= 3
 	}, 20*time.Second, 10*time.Millisecond)
 	for i := 1; i < len(tokens); i++ {
 		require.Greater(t, tokens[i], tokens[i-1])
+	}
+	for _, n := range nodes {
+		assert.Equal(t, latch, strings.Contains(n, "-latch-"), "latch %v: node %s", latch, n)
 	}
 	require.False(t, p.exited(), "zklock stopped instead of campaigning again: %s", p.stderr.String())
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
@@ -128,6 +151,6 @@ func TestIntegration_ElectRequeue(t *testing.T) {
 	require.Eventually(t, func() bool { return len(children(t, conn, "/el/requeue")) == 0 }, 20*time.Second, 10*time.Millisecond, "node left behind")
 
 	// Without --requeue, one term only.
-	code, _, stderr := runZklock(t, env, "elect", "/el/requeue", "sh", "-c", `echo once >> "$0"`, log)
+	code, _, stderr := runZklock(t, env, append(elect, "/el/requeue", "sh", "-c", `echo once >> "$0"`, log)...)
 	assert.Equal(t, exitOK, code, stderr)
 }

@@ -17,6 +17,7 @@ import (
 // config is the resolved global settings: flag, else environment, else default.
 type config struct {
 	servers        []string
+	namespace      string // --namespace: zklock.WithNamespace; "" for none
 	sessionTimeout time.Duration
 	timeout        time.Duration // 0: wait forever
 	try            bool
@@ -48,10 +49,12 @@ const (
 
 // verbOpts holds the flags that belong to one verb.
 type verbOpts struct {
-	json    bool   // status
+	json    bool   // status; elect --listen
 	leases  int    // semaphore
 	id      string // elect
 	requeue bool   // elect
+	latch   bool   // elect: a Curator LeaderLatch participant
+	listen  bool   // elect: follow the leader, take no part
 
 	revocable bool // holding verbs: --revocable
 }
@@ -74,6 +77,8 @@ type setting struct {
 
 var settings = []setting{
 	{"servers", "ZKLOCK_SERVERS", "127.0.0.1:2181", "LIST", "comma-separated host:port list", applyServers},
+	{"namespace", "ZKLOCK_NAMESPACE", "", "NS", "root every PATH under /NS, as a Curator client built with namespace(NS);\n" +
+		"PATH, node paths and status are then relative to it (e.g. app, or app/sub)", applyNamespace},
 	{"session-timeout", "ZKLOCK_SESSION_TIMEOUT", "10s", "DUR", "ZooKeeper session timeout asked for",
 		durationSetting(func(c *config) *time.Duration { return &c.sessionTimeout }, false)},
 	{"timeout", "ZKLOCK_TIMEOUT", "0", "DUR", "give up after DUR (connecting and waiting); 0 waits forever",
@@ -351,6 +356,16 @@ func durationSetting(field func(*config) *time.Duration, zeroOK bool) func(*conf
 		*field(c) = d
 		return nil
 	}
+}
+
+// applyNamespace checks a namespace as zklock.Connect does: a bad one is a
+// usage error before anything connects.
+func applyNamespace(c *config, v string) error {
+	if err := zklock.ValidateNamespace(v); err != nil {
+		return err
+	}
+	c.namespace = v
+	return nil
 }
 
 func applyAuth(c *config, v string) error {

@@ -234,10 +234,42 @@ func TestStatusFormatting(t *testing.T) {
 }
 
 func TestChildEnv(t *testing.T) {
-	base := []string{"HOME=/h", "ZKLOCK_NODE=/old", "ZKLOCK_UNLOCKED=1", "ZKLOCK_SERVERS=s:1", "ZKLOCK_PATHX=keep"}
-	got := childEnv(base, "/locks/p", "/locks/p/n-lock-0000000001", 4294967311)
+	base := []string{"HOME=/h", "ZKLOCK_NODE=/old", "ZKLOCK_UNLOCKED=1", "ZKLOCK_SERVERS=s:1", "ZKLOCK_PATHX=keep",
+		"ZKLOCK_NAMESPACE=inherited"}
+	got := childEnv(base, "", "/locks/p", "/locks/p/n-lock-0000000001", 4294967311)
 	assert.Equal(t, []string{"HOME=/h", "ZKLOCK_SERVERS=s:1", "ZKLOCK_PATHX=keep",
-		"ZKLOCK_PATH=/locks/p", "ZKLOCK_NODE=/locks/p/n-lock-0000000001", "ZKLOCK_FENCING_TOKEN=4294967311"}, got)
+		"ZKLOCK_PATH=/locks/p", "ZKLOCK_NODE=/locks/p/n-lock-0000000001", "ZKLOCK_FENCING_TOKEN=4294967311"}, got,
+		"no namespace: an inherited ZKLOCK_NAMESPACE is not passed on")
+	got = childEnv(base, "app/sub", "/locks/p", "/locks/p/n-lock-0000000001", 7)
+	assert.Equal(t, []string{"HOME=/h", "ZKLOCK_SERVERS=s:1", "ZKLOCK_PATHX=keep", "ZKLOCK_NAMESPACE=app/sub",
+		"ZKLOCK_PATH=/locks/p", "ZKLOCK_NODE=/locks/p/n-lock-0000000001", "ZKLOCK_FENCING_TOKEN=7"}, got)
+	got = childEnv(base, "app", "/locks/p", "", 0)
+	assert.Equal(t, []string{"HOME=/h", "ZKLOCK_SERVERS=s:1", "ZKLOCK_PATHX=keep", "ZKLOCK_NAMESPACE=app",
+		"ZKLOCK_PATH=/locks/p", "ZKLOCK_UNLOCKED=1"}, got)
+}
+
+func TestParseNamespace(t *testing.T) {
+	inv, err := parseArgs([]string{"--namespace", "app", "lock", "x"}, envMap(nil))
+	require.NoError(t, err)
+	assert.Equal(t, "app", inv.cfg.namespace)
+	assert.Equal(t, "/locks/x", inv.path, "PATH is relative to the namespace")
+
+	inv, err = parseArgs([]string{"status", "/a/b", "--namespace", "app/sub"}, envMap(map[string]string{"ZKLOCK_NAMESPACE": "env"}))
+	require.NoError(t, err)
+	assert.Equal(t, "app/sub", inv.cfg.namespace, "the flag wins")
+	inv, err = parseArgs([]string{"revoke", "/a/b-lock-0000000001"}, envMap(map[string]string{"ZKLOCK_NAMESPACE": "env"}))
+	require.NoError(t, err)
+	assert.Equal(t, "env", inv.cfg.namespace)
+	inv, err = parseArgs([]string{"--namespace", "", "elect", "p"}, envMap(map[string]string{"ZKLOCK_NAMESPACE": "env"}))
+	require.NoError(t, err)
+	assert.Equal(t, "", inv.cfg.namespace, "an empty --namespace is none, and wins")
+
+	for _, ns := range []string{"/app", "app/", "a//b", "a/../b", ".", "a\x00b", "a\u0001"} {
+		_, err := parseArgs([]string{"--namespace", ns, "lock", "p"}, envMap(nil))
+		assertUsage(t, err, "invalid --namespace")
+	}
+	_, err = parseArgs([]string{"lock", "p"}, envMap(map[string]string{"ZKLOCK_NAMESPACE": "/bad"}))
+	assertUsage(t, err, "invalid ZKLOCK_NAMESPACE")
 }
 
 func TestUsageListsContract(t *testing.T) {
@@ -265,4 +297,51 @@ func compactJSON(t *testing.T, b []byte) string {
 	var out bytes.Buffer
 	require.NoError(t, json.Compact(&out, b))
 	return out.String()
+}
+
+func TestWriteLeader(t *testing.T) {
+	inv := &invocation{path: "/locks/jobs"}
+	p := zklock.Participant{Node: "_c_x-latch-0000000004", Path: "/locks/jobs/_c_x-latch-0000000004", Kind: zklock.KindLatch,
+		Sequence: 4, Token: 4294967330, Session: 0x1000a2b3c4d0002, Holds: true, Data: []byte("host a")}
+	tests := []struct {
+		data []byte
+		want string
+	}{
+		{[]byte("host a"), "leader /locks/jobs/_c_x-latch-0000000004 4294967330 host a\n"},
+		{nil, "leader /locks/jobs/_c_x-latch-0000000004 4294967330\n"},
+		{[]byte("a\nb"), "leader /locks/jobs/_c_x-latch-0000000004 4294967330 \"a\\nb\"\n"},
+		{[]byte{0xff, 0xfe}, "leader /locks/jobs/_c_x-latch-0000000004 4294967330 //4=\n"},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		q := p
+		q.Data = tt.data
+		require.NoError(t, writeLeader(&b, inv, q))
+		assert.Equal(t, tt.want, b.String())
+	}
+	var b bytes.Buffer
+	require.NoError(t, writeLeader(&b, inv, zklock.Participant{}))
+	assert.Equal(t, "no leader\n", b.String())
+
+	inv.opts.json = true
+	b.Reset()
+	require.NoError(t, writeLeader(&b, inv, p))
+	require.NoError(t, writeLeader(&b, inv, zklock.Participant{}))
+	inv.cfg.namespace = "app"
+	require.NoError(t, writeLeader(&b, inv, zklock.Participant{}))
+	assert.Equal(t, `{"path":"/locks/jobs","leader":{"node":"_c_x-latch-0000000004","kind":"latch","sequence":4,`+
+		`"fencing_token":4294967330,"session":"0x1000a2b3c4d0002","id":"host a"}}`+"\n"+
+		`{"path":"/locks/jobs","leader":null}`+"\n"+
+		`{"path":"/locks/jobs","namespace":"app","leader":null}`+"\n", b.String(), "one object per line")
+}
+
+func TestStatusNamespaceJSON(t *testing.T) {
+	st := newStatus("/locks/e", nil)
+	st.Namespace = "app"
+	var b bytes.Buffer
+	require.NoError(t, writeStatusJSON(&b, st))
+	assert.Equal(t, `{"path":"/locks/e","namespace":"app","participants":[]}`, compactJSON(t, b.Bytes()))
+	b.Reset()
+	require.NoError(t, writeStatusTable(&b, st))
+	assert.Equal(t, "/locks/e (namespace app): 0 participant(s)\n", b.String())
 }

@@ -92,6 +92,12 @@ func TestCLIVerbHelp(t *testing.T) {
 	assert.Contains(t, stdout, "--leases N")
 	_, stdout, _ = runZklock(t, nil, "elect", "-h")
 	assert.Contains(t, stdout, "--loss-limit defaults to 0 here")
+	assert.Contains(t, stdout, "  zklock [flags] elect --listen PATH [--json]\n", "the second synopsis")
+	assert.Contains(t, stdout, "Curator LeaderLatch")
+	assert.Contains(t, stdout, `"leader NODE TOKEN ID"`)
+	assert.Contains(t, stdout, "zklock elect --listen jobs --json")
+	_, stdout, _ = runZklock(t, nil, "status", "-h")
+	assert.Contains(t, stdout, "--namespace NS", "the global flags of every verb")
 }
 
 // --version prints the module version the build recorded, as `go version
@@ -114,7 +120,9 @@ func TestUsageListsNewFlags(t *testing.T) {
 	var b bytes.Buffer
 	writeUsage(&b)
 	for _, s := range []string{"--loss-limit DUR", "ZKLOCK_LOSS_LIMIT", "--tls-ca FILE", "--tls-cert FILE", "--tls-key FILE",
-		"ZKLOCK_TLS_CA", "ZKLOCK_TLS_CERT", "ZKLOCK_TLS_KEY", "--version", "zklock VERB -h", "Default: elect 0"} {
+		"ZKLOCK_TLS_CA", "ZKLOCK_TLS_CERT", "ZKLOCK_TLS_KEY", "--version", "zklock VERB -h", "Default: elect 0",
+		"--namespace NS", "ZKLOCK_NAMESPACE         --namespace", "ZKLOCK_NAMESPACE       the namespace",
+		"elect --listen PATH [--json]", "[--latch]", "--latch ", "--listen ", "elect --listen: ended by"} {
 		assert.Contains(t, b.String(), s)
 	}
 }

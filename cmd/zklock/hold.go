@@ -15,9 +15,16 @@ import (
 // or, with try, fails at once with zklock.ErrLocked if the lock is taken.
 type acquireFunc func(ctx context.Context, try bool) (*zklock.Hold, error)
 
-// recipe makes a holding verb's acquireFunc for the lock at path. It should
-// do no I/O: the session is connected, but acquiring is the caller's job.
-type recipe func(s *zklock.Session, path string, o *verbOpts) (acquireFunc, error)
+// endFunc ends what a recipe started: the hold its acquireFunc gave, or nil
+// if none was taken (then only whatever else the recipe runs). nil stands
+// for Hold.Release. A recipe whose holds belong to something else (a
+// leader latch owns its terms' holds) gives its own.
+type endFunc func(h *zklock.Hold) error
+
+// recipe makes a holding verb's acquireFunc for the lock at path, and its
+// endFunc (nil: Hold.Release). It should do no I/O: the session is
+// connected, but acquiring is the caller's job.
+type recipe func(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endFunc, error)
 
 // locker is the shape every lock recipe of the library shares.
 type locker interface {
@@ -27,20 +34,33 @@ type locker interface {
 
 // acquireOf adapts a recipe constructor's result, so a verb's recipe is one
 // line: return acquireOf(zklock.NewMutex(s, path)).
-func acquireOf[L locker](l L, err error) (acquireFunc, error) {
+func acquireOf[L locker](l L, err error) (acquireFunc, endFunc, error) {
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return func(ctx context.Context, try bool) (*zklock.Hold, error) {
 		if try {
 			return l.TryLock(ctx)
 		}
 		return l.Lock(ctx)
-	}, nil
+	}, nil, nil
 }
 
-func lockRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, error) {
+func lockRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endFunc, error) {
 	return acquireOf(zklock.NewMutex(s, path, o.lockOptions()...))
+}
+
+// endOrRelease is end, or Hold.Release for a nil end.
+func endOrRelease(end endFunc) endFunc {
+	if end != nil {
+		return end
+	}
+	return func(h *zklock.Hold) error {
+		if h == nil {
+			return nil
+		}
+		return h.Release()
+	}
 }
 
 // acquireGrace is how long an acquire may overrun its context before the
@@ -75,11 +95,12 @@ func (a *app) runHolding(inv *invocation) int {
 		}
 		return a.notAcquired(inv, err)
 	}
-	acquire, err := inv.verb.recipe(s, inv.path, &inv.opts)
+	acquire, end, err := inv.verb.recipe(s, inv.path, &inv.opts)
 	if err != nil {
 		s.Close()
 		return a.fail(err)
 	}
+	end = endOrRelease(end)
 	actx := ctx
 	if cfg.try && cfg.timeout == 0 {
 		var cancel context.CancelFunc
@@ -87,10 +108,10 @@ func (a *app) runHolding(inv *invocation) int {
 		defer cancel()
 	}
 	a.log.Info("zklock: acquiring", "path", inv.path, "try", cfg.try, "timeout", cfg.timeout)
-	h, err := a.acquire(actx, s, acquire, cfg.try)
+	h, err := a.acquire(actx, s, acquire, end, cfg.try)
 	stop() // from here on the signals are forwarded to CMD
 	if err != nil {
-		s.Close()
+		a.release(s, nil, end, cfg)
 		if errors.Is(err, zklock.ErrUnreachable) {
 			return a.unreachable(inv, cmd, err)
 		}
@@ -98,7 +119,7 @@ func (a *app) runHolding(inv *invocation) int {
 	}
 	var sig *interrupted
 	if errors.As(context.Cause(ctx), &sig) { // the signal raced with the acquisition
-		a.release(s, h, cfg)
+		a.release(s, h, end, cfg)
 		return a.notAcquired(inv, sig)
 	}
 	a.log.Info("zklock: acquired", "path", inv.path, "node", h.Node(), "token", h.Token())
@@ -109,13 +130,13 @@ func (a *app) runHolding(inv *invocation) int {
 	} else {
 		code = a.runChild(inv, cmd, h)
 	}
-	a.release(s, h, cfg)
+	a.release(s, h, end, cfg)
 	return code
 }
 
 // acquire runs acquireFunc and returns once it does, or shortly after ctx
 // ends even if the library is stuck on a dead connection.
-func (a *app) acquire(ctx context.Context, s *zklock.Session, acquire acquireFunc, try bool) (*zklock.Hold, error) {
+func (a *app) acquire(ctx context.Context, s *zklock.Session, acquire acquireFunc, end endFunc, try bool) (*zklock.Hold, error) {
 	type result struct {
 		h   *zklock.Hold
 		err error
@@ -143,7 +164,7 @@ func (a *app) acquire(ctx context.Context, s *zklock.Session, acquire acquireFun
 	select {
 	case r := <-resc:
 		if r.h != nil {
-			_ = r.h.Release()
+			_ = end(r.h)
 		}
 	case <-grace.C:
 	}
@@ -215,17 +236,23 @@ func (a *app) holdUntilSignal(h *zklock.Hold) int {
 	}
 }
 
-// release deletes the hold's node and closes the session. The delete waits
-// at most one session timeout: if the servers cannot be reached by then,
-// the node goes when the session expires.
-func (a *app) release(s *zklock.Session, h *zklock.Hold, cfg *config) {
+// release ends the hold with end (Hold.Release deletes its node) and
+// closes the session; with a nil h (nothing was acquired) it closes the
+// session first, then lets end stop what the recipe runs. end waits at most
+// one session timeout: if the servers cannot be reached by then, the node
+// goes when the session expires.
+func (a *app) release(s *zklock.Session, h *zklock.Hold, end endFunc, cfg *config) {
+	if h == nil {
+		s.Close() // nothing to delete; whatever the recipe runs stops with the session
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- h.Release() }()
+	go func() { errc <- end(h) }()
 	t := time.NewTimer(cfg.sessionTimeout)
 	defer t.Stop()
 	select {
 	case err := <-errc:
 		switch {
+		case h == nil:
 		case err == nil:
 			a.log.Info("zklock: released", "node", h.Node())
 		case errors.Is(err, zklock.ErrLost):
@@ -234,8 +261,10 @@ func (a *app) release(s *zklock.Session, h *zklock.Hold, cfg *config) {
 			a.errorf("release %s: %v (the node goes when the session ends)", h.Node(), err)
 		}
 	case <-t.C:
-		a.errorf("release %s: no answer from ZooKeeper within %v (the node goes when the session expires)",
-			h.Node(), cfg.sessionTimeout)
+		if h != nil {
+			a.errorf("release %s: no answer from ZooKeeper within %v (the node goes when the session expires)",
+				h.Node(), cfg.sessionTimeout)
+		}
 	}
 	s.Close() // also unblocks a Release still waiting
 }

@@ -35,6 +35,8 @@ func TestIntegration_LossLimitPerVerb(t *testing.T) {
 		{"elect --loss-limit 5s", nil, []string{"elect", "ll-e2", "--loss-limit", "5s"}, false},
 		{"elect ZKLOCK_LOSS_LIMIT=-1s", []string{"ZKLOCK_LOSS_LIMIT=-1s"}, []string{"elect", "ll-e3"}, false},
 		{"elect --loss-limit before the verb", nil, []string{"--loss-limit", "5s", "elect", "ll-e4"}, false},
+		{"elect --latch default: lost at the first suspension", nil, []string{"elect", "--latch", "ll-e5"}, true},
+		{"elect --latch --loss-limit 5s", nil, []string{"elect", "--latch", "ll-e6", "--loss-limit", "5s"}, false},
 		{"lock default: 2/3 of the session timeout", nil, []string{"lock", "ll-l1"}, false},
 		{"lock --loss-limit 0", nil, []string{"lock", "--loss-limit", "0", "ll-l2"}, true},
 		{"lock ZKLOCK_LOSS_LIMIT=0", []string{"ZKLOCK_LOSS_LIMIT=0"}, []string{"lock", "ll-l3"}, true},

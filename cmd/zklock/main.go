@@ -31,6 +31,7 @@ type verb struct {
 	name    string
 	args    string // the synopsis after the verb name
 	summary string
+	also    []string // further synopses (after the verb name), with their summaries
 
 	// Exactly one of recipe (a holding verb) and run (any other verb) is set
 	// once the verb is implemented; a verb with neither is listed in the
@@ -98,18 +99,36 @@ var verbs = []*verb{
 			"InterProcessSemaphoreV2; N=1 is the wire format of InterProcessSemaphoreMutex).\n" +
 			"The token is the lease node's czxid.\n" + lossHelpDefault,
 		example: "zklock semaphore crawlers --leases 4 -- ./crawl"},
-	{name: "elect", args: "PATH [--id ID] [--requeue] [--] [CMD [ARG...]]", summary: "run CMD only while leader (Curator LeaderSelector)",
-		holds: true, run: runElect, lossDefault: &electLossLimit,
+	{name: "elect", args: "PATH [--id ID] [--requeue] [--latch] [--] [CMD [ARG...]]",
+		summary: "run CMD only while leader (Curator LeaderSelector; --latch: LeaderLatch)",
+		also:    []string{"--listen PATH [--json]", "print each change of leader, without taking part"},
+		holds:   true, run: runElect, lossDefault: &electLossLimit,
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
 			fs.StringVar(&o.id, "id", "", "participant `ID`, stored as the node's data (default: this host's address)")
 			fs.BoolVar(&o.requeue, "requeue", false, "campaign again after CMD ends, on a fresh session")
+			fs.BoolVar(&o.latch, "latch", false, "take part as a Curator LeaderLatch (nodes ...-latch-) instead of a LeaderSelector")
+			fs.BoolVar(&o.listen, "listen", false, "do not take part: print the leader of PATH, then each change, until a signal or --timeout")
+			fs.BoolVar(&o.json, "json", false, "with --listen: one JSON object per line")
 		},
-		about: "Campaigns for leadership at PATH (Curator's LeaderSelector protocol) and runs\n" +
-			"CMD only while leader. --loss-limit defaults to 0 here: leadership ends at the\n" +
-			"first suspension of the connection, because a leader cut off from ZooKeeper\n" +
-			"cannot know whether another has been elected, and a leader's CMD usually acts\n" +
-			"without fencing. Give --loss-limit DUR to ride out short suspensions.",
-		example: "zklock elect --id \"$(hostname)\" --requeue jobs -- ./run-jobs"},
+		about: "Campaigns for leadership at PATH (Curator's LeaderSelector protocol: mutex\n" +
+			"nodes ...-lock-) and runs CMD only while leader. With --latch it takes part in\n" +
+			"a Curator LeaderLatch instead (nodes ...-latch-; the two protocols do not\n" +
+			"exclude each other, so all participants of PATH must agree); CMD, exit\n" +
+			"statuses and loss are the same, and --try and --revocable are not available.\n" +
+			"--loss-limit defaults to 0 here: leadership ends at the first suspension of\n" +
+			"the connection, because a leader cut off from ZooKeeper cannot know whether\n" +
+			"another has been elected, and a leader's CMD usually acts without fencing.\n" +
+			"Give --loss-limit DUR to ride out short suspensions.\n" +
+			"\n" +
+			"With --listen, zklock takes no part: it prints the leader of the election or\n" +
+			"latch at PATH, then each change, one line each (\"leader NODE TOKEN ID\", or\n" +
+			"\"no leader\"; with --json one object per line), until SIGINT, SIGTERM or\n" +
+			"SIGHUP, or until --timeout, and exits 0. A leader that led only briefly may\n" +
+			"be skipped; leaders are printed in the order they led. It follows either\n" +
+			"protocol (--latch or not), creates nothing, and takes no CMD.",
+		example: "zklock elect --id \"$(hostname)\" --requeue jobs -- ./run-jobs\n" +
+			"zklock elect --latch --id \"$(hostname)\" jobs -- ./run-jobs\n" +
+			"zklock elect --listen jobs --json"},
 	{name: "status", args: "PATH [--json]", summary: "participants in queue order, who holds, their tokens",
 		run: runStatus,
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
@@ -117,15 +136,18 @@ var verbs = []*verb{
 		},
 		about: "Lists the participants of the lock at PATH in queue order (Curator's\n" +
 			"ordering): node, kind, sequence, fencing token (czxid), owning session, whether\n" +
-			"it holds, and its data.",
-		example: "zklock status nightly-backup --json"},
+			"it holds, and its data. With --namespace, PATH and the nodes shown are\n" +
+			"relative to the namespace, and the output names it.",
+		example: "zklock status nightly-backup --json\n" +
+			"zklock --namespace app status /locks/x"},
 	{name: "revoke", args: "NODE-PATH", summary: "ask a revocable holder to release (Curator __REVOKE__)",
 		run: runRevoke,
 		about: "Writes Curator's __REVOKE__ to one participant's node, asking a revocable holder\n" +
 			"(zklock --revocable, a revocable Curator lock) to release. NODE-PATH is the\n" +
 			"node (see zklock status), not the lock path: a path not named as a lock node,\n" +
 			"or a node with children, is refused (exit 2). A node that is gone is reported\n" +
-			"but is not an error. Revocation is advisory: zklock does not wait.",
+			"but is not an error. Revocation is advisory: zklock does not wait. With\n" +
+			"--namespace, NODE-PATH is relative to the namespace, as status lists it.",
 		example: "zklock revoke /locks/nightly-backup/_c_0f8e...-lock-0000000007"},
 }
 
@@ -138,10 +160,10 @@ const lossHelpDefault = "--loss-limit defaults to the library's: 2/3 of the nego
 
 // rwRecipe is the recipe of one half of the read-write lock.
 func rwRecipe(half func(*zklock.RWLock) *zklock.RWHalf) recipe {
-	return func(s *zklock.Session, path string, o *verbOpts) (acquireFunc, error) {
+	return func(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endFunc, error) {
 		rw, err := zklock.NewRWLock(s, path, o.lockOptions()...)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		return acquireOf(half(rw), nil)
 	}

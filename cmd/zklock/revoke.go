@@ -29,7 +29,9 @@ func runRevoke(a *app, inv *invocation) int {
 			"lease- followed by a sequence number): to revoke a holder, pass its node as listed by 'zklock status %s'", inv.path, inv.path))
 	}
 	connected, err := a.oneShot(inv, func(ctx context.Context, s *zklock.Session) error {
-		ok, stat, err := s.Conn().Exists(inv.path)
+		// The raw connection knows nothing of the namespace: it is given
+		// the znode's full path; Revoke and the messages take the caller's.
+		ok, stat, err := s.Conn().Exists(s.FullPath(inv.path))
 		switch {
 		case err != nil:
 			return fmt.Errorf("read %s: %w", inv.path, err)

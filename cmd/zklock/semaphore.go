@@ -9,7 +9,7 @@ import (
 // semaphoreRecipe is `zklock semaphore PATH --leases N`: one lease of a
 // Curator InterProcessSemaphoreV2 of N leases (with N = 1, the wire format of
 // Curator's InterProcessSemaphoreMutex). The token is the lease node's czxid.
-func semaphoreRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, error) {
+func semaphoreRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endFunc, error) {
 	return acquireOf(newLeaseLocker(zklock.NewSemaphore(s, path, o.leases, o.lockOptions()...)))
 }
 

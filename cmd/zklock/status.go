@@ -18,6 +18,7 @@ import (
 // the contract's.
 type statusJSON struct {
 	Path         string            `json:"path"`
+	Namespace    string            `json:"namespace,omitempty"` // --namespace; path and nodes are relative to it
 	Participants []participantJSON `json:"participants"`
 }
 
@@ -59,7 +60,8 @@ func dataText(b []byte) string {
 }
 
 // runStatus is `zklock status PATH [--json]`. It connects, lists the
-// participants and prints them; a missing path has none. Everything is
+// participants and prints them; a missing path has none. With --namespace,
+// PATH is the caller's (relative to the namespace), and so is the output. Everything is
 // bounded by --timeout (10s if 0); failures exit 1.
 func runStatus(a *app, inv *invocation) int {
 	var ps []zklock.Participant
@@ -76,6 +78,7 @@ func runStatus(a *app, inv *invocation) int {
 		return exitError
 	}
 	st := newStatus(inv.path, ps)
+	st.Namespace = inv.cfg.namespace
 	if inv.opts.json {
 		err = writeStatusJSON(a.stdout, st)
 	} else {
@@ -97,7 +100,11 @@ func writeStatusJSON(w io.Writer, st statusJSON) error {
 
 // writeStatusTable prints the same as the JSON, as an aligned table.
 func writeStatusTable(w io.Writer, st statusJSON) error {
-	if _, err := fmt.Fprintf(w, "%s: %d participant(s)\n", st.Path, len(st.Participants)); err != nil {
+	ns := ""
+	if st.Namespace != "" {
+		ns = " (namespace " + st.Namespace + ")"
+	}
+	if _, err := fmt.Fprintf(w, "%s%s: %d participant(s)\n", st.Path, ns, len(st.Participants)); err != nil {
 		return err
 	}
 	if len(st.Participants) == 0 {

@@ -18,7 +18,10 @@ Verbs:
 
 const usageTail = `
 PATH is a znode path; without a leading "/" it is placed under /locks/
-("zklock lock nightly-backup" uses /locks/nightly-backup).
+("zklock lock nightly-backup" uses /locks/nightly-backup). With --namespace NS,
+every path (PATH, NODE-PATH, the nodes printed and ZKLOCK_NODE) is relative to
+/NS, as in a Curator client built with namespace(NS): "zklock --namespace app
+lock /locks/x" and "zklock lock /app/locks/x" take the same lock.
 
 Flags, a verb's own included, go before or after the verb; for a holding verb
 they may also follow PATH. The first argument after PATH that is not a flag
@@ -30,6 +33,7 @@ free now), then runs CMD with these variables added to its environment:
   ZKLOCK_PATH            the lock path (after the /locks/ rule)
   ZKLOCK_NODE            full path of the znode this process holds
   ZKLOCK_FENCING_TOKEN   czxid of that znode, in decimal: greater than every earlier holder's
+  ZKLOCK_NAMESPACE       the namespace, if any (the two paths are relative to it)
 SIGINT, SIGTERM and SIGHUP sent to zklock are forwarded to CMD (to its process
 group, unless stdin is a terminal). If the lock is lost while CMD runs, CMD gets
 SIGTERM, then SIGKILL after --kill-grace. The node is deleted and the session
@@ -42,6 +46,7 @@ is bounded by 10s, and so is the single attempt of --try.
 
 Environment (a flag given on the command line wins; an empty variable is unset):
   ZKLOCK_SERVERS           --servers
+  ZKLOCK_NAMESPACE         --namespace
   ZKLOCK_SESSION_TIMEOUT   --session-timeout
   ZKLOCK_TIMEOUT           --timeout
   ZKLOCK_AUTH              --auth
@@ -54,7 +59,8 @@ Environment (a flag given on the command line wins; an empty variable is unset):
 Exit status:
   CMD's     CMD ran and exited on its own while the lock was held
             (128+S if CMD was killed by signal S)
-  0         no CMD: released after SIGINT/SIGTERM/SIGHUP; status: printed
+  0         no CMD: released after SIGINT/SIGTERM/SIGHUP; status: printed;
+            elect --listen: ended by SIGINT/SIGTERM/SIGHUP or --timeout
   1         error: cannot connect, ZooKeeper refused an operation, bad ACL or auth
   2         usage: bad flag, bad path (revoke: not a lock node), missing argument
   3         not acquired: --timeout elapsed, --try found the lock taken, or a
@@ -67,7 +73,14 @@ Exit status:
 // flags, an example, and the global flags.
 func writeVerbUsage(w io.Writer, v *verb) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Usage:\n  zklock [flags] %s %s\n\n%s.\n", v.name, v.args, v.summary)
+	fmt.Fprintf(&b, "Usage:\n  zklock [flags] %s %s\n", v.name, v.args)
+	for i := 0; i+1 < len(v.also); i += 2 {
+		fmt.Fprintf(&b, "  zklock [flags] %s %s\n", v.name, v.also[i])
+	}
+	fmt.Fprintf(&b, "\n%s.\n", v.summary)
+	for i := 0; i+1 < len(v.also); i += 2 {
+		fmt.Fprintf(&b, "%s %s: %s.\n", v.name, v.also[i], v.also[i+1])
+	}
 	if v.about != "" {
 		b.WriteString("\n" + v.about + "\n")
 	}
@@ -120,17 +133,23 @@ func writeGlobalFlags(b *strings.Builder) {
 func writeUsage(w io.Writer) {
 	var b strings.Builder
 	b.WriteString(usageHead)
-	for _, v := range verbs {
-		syn := v.name + " " + v.args
+	line := func(syn, summary string) {
 		if len(syn) > 34 {
-			fmt.Fprintf(&b, "  %s\n  %-34s  %s", syn, "", v.summary)
+			fmt.Fprintf(&b, "  %s\n  %-34s  %s", syn, "", summary)
 		} else {
-			fmt.Fprintf(&b, "  %-34s  %s", syn, v.summary)
+			fmt.Fprintf(&b, "  %-34s  %s", syn, summary)
 		}
+	}
+	for _, v := range verbs {
+		line(v.name+" "+v.args, v.summary)
 		if !v.available() {
 			b.WriteString(" [not yet available]")
 		}
 		b.WriteString("\n")
+		for i := 0; i+1 < len(v.also); i += 2 {
+			line(v.name+" "+v.also[i], v.also[i+1])
+			b.WriteString("\n")
+		}
 	}
 	b.WriteString("\nFlags:\n")
 	writeGlobalFlags(&b)
@@ -138,7 +157,9 @@ func writeUsage(w io.Writer) {
 		strings.Repeat(" ", 31)+"Curator Revoker) ends CMD as a loss does, exit 4")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--leases N", "semaphore: number of leases")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--id ID, --requeue", "elect: participant id; campaign again after CMD ends")
-	fmt.Fprintf(&b, "  %-28s %s\n", "--json", "status: print one JSON object")
+	fmt.Fprintf(&b, "  %-28s %s\n", "--latch", "elect: take part as a Curator LeaderLatch (nodes ...-latch-)")
+	fmt.Fprintf(&b, "  %-28s %s\n", "--listen", "elect: print the leader, then each change; take no part")
+	fmt.Fprintf(&b, "  %-28s %s\n", "--json", "status: print one JSON object; elect --listen: one per line")
 	b.WriteString(usageTail)
 	_, _ = io.WriteString(w, b.String())
 }
