@@ -62,14 +62,15 @@ func TestIntegration_Reliability(t *testing.T) {
 			r := Run(t, sc)
 			results = append(results, r)
 			t.Logf("%s: acquisitions=%d faults=%d violations=%v p99=%.1fms errors=%v", name, r.Acquisitions, r.Faults, r.Violations, r.P99AcquireMs, r.Errors)
-			for _, v := range r.Examples {
-				t.Logf("  %s: %s", v.Checker, v.Detail)
+			for i, v := range r.Examples {
+				t.Logf("  %s: %s (see %s)", v.Checker, v.Detail, r.See[i])
 			}
+			t.Logf("  timeline: %s", r.Timeline)
 			switch {
 			case sc.Negative != "" && r.Total == 0:
-				t.Errorf("negative %s: missed", sc.Negative)
+				t.Errorf("negative %s: missed (see %s)", sc.Negative, r.Timeline)
 			case sc.Negative == "" && r.Total > 0:
-				t.Errorf("%s: %d violations", name, r.Total)
+				t.Errorf("%s: %d violations, first: %s: %s (see %s)", name, r.Total, r.Examples[0].Checker, r.Examples[0].Detail, r.See[0])
 			}
 			if len(r.Errors) > 0 && sc.Negative == "" {
 				t.Errorf("%s: %v", name, r.Errors)
@@ -126,6 +127,9 @@ func writeReport(t *testing.T, mode Mode, rs []Result) {
 		}
 	}
 	os.WriteFile(filepath.Join(out, "negative.txt"), []byte(neg), 0o644)
+	if err := WriteIndex(out, fmt.Sprintf("zklock reliability (%s)", mode), rs); err != nil {
+		t.Errorf("index: %v", err)
+	}
 	os.WriteFile(filepath.Join(out, "summary.txt"), []byte(fmt.Sprintf("reliability: acquisitions=%d faults=%d violations=%d\n", acq, faults, viol)), 0o644)
 }
 
