@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -100,6 +101,7 @@ type timeline struct {
 	height      int               // lanes' total height
 	nemRows     int
 	faultRow    []int // row of each fault in the nemesis band
+	vspans      []vspan
 }
 
 var holdIDRe = regexp.MustCompile(`[A-Za-z0-9_.-]+/\d+/\d+`)
@@ -186,6 +188,7 @@ func newTimeline(name, title string, h *History, vs []Violation) *timeline {
 			tl.inViolation[id] = true
 		}
 	}
+	tl.vspans = tl.spans()
 	return tl
 }
 
@@ -268,6 +271,8 @@ type canvas struct {
 	tl       *timeline
 	from, to int64
 	b        *strings.Builder
+	focus    *Violation      // a violation's own window: drawn alone in red
+	focusIDs map[string]bool // the holds its explanation names
 }
 
 func (c *canvas) x(t int64) float64 {
@@ -331,7 +336,7 @@ func niceStep(d float64) float64 {
 
 // drawFaults shades every fault across the lanes (stronger on its target's
 // lane) and names it in the nemesis rows, which start at y0; lanes start at ly.
-func (c *canvas) drawFaults(y0, ly, lh int) {
+func (c *canvas) drawFaults(y0, ly, lh int, rows func(w string) [2]int) {
 	c.b.WriteString(`<g class="faults">`)
 	for i, f := range c.tl.h.Faults {
 		end := f.End
@@ -348,7 +353,7 @@ func (c *canvas) drawFaults(y0, ly, lh int) {
 		row := min(c.tl.faultRow[i], c.tl.nemRows-1)
 		fmt.Fprintf(c.b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" opacity="0.13"><title>%s</title></rect>`, x0, ly, w, lh, col, title)
 		if wk := c.tl.faultWorker(f); wk != "" {
-			r := c.tl.wlanes[wk]
+			r := rows(wk)
 			fmt.Fprintf(c.b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" opacity="0.3"><title>%s</title></rect>`, x0, ly+r[0], w, r[1]-r[0], col, title)
 		}
 		ry := y0 + row*tlNemRow
@@ -358,10 +363,19 @@ func (c *canvas) drawFaults(y0, ly, lh int) {
 	c.b.WriteString("</g>\n")
 }
 
-// drawViolations draws each violation's window in red over the lanes.
-func (c *canvas) drawViolations(ly, lh int, link bool) {
-	c.b.WriteString(`<g class="viol">`)
-	for _, v := range c.tl.vs {
+// vspan is a stretch of time covered by overlapping violation windows.
+type vspan struct {
+	from, to int64
+	n        int
+	anchor   string // the first violation's
+	checkers []string
+	detail   string // the first violation's
+}
+
+// spans merges the violations' windows.
+func (tl *timeline) spans() []vspan {
+	var ws []vspan
+	for _, v := range tl.vs {
 		if v.From == 0 && v.To == 0 {
 			continue
 		}
@@ -369,21 +383,72 @@ func (c *canvas) drawViolations(ly, lh int, link bool) {
 		if to == math.MaxInt64 || to < v.From {
 			to = v.From
 		}
-		if to < c.from || v.From > c.to {
+		ws = append(ws, vspan{from: v.From, to: to, n: 1, anchor: WindowAnchor(tl.t0, v.From, v.To), checkers: []string{v.Checker}, detail: v.Checker + ": " + v.Detail})
+	}
+	sort.SliceStable(ws, func(i, j int) bool { return ws[i].from < ws[j].from })
+	var out []vspan
+	for _, w := range ws {
+		if k := len(out) - 1; k >= 0 && w.from <= out[k].to {
+			out[k].to = max(out[k].to, w.to)
+			out[k].n++
+			if !slices.Contains(out[k].checkers, w.checkers[0]) {
+				out[k].checkers = append(out[k].checkers, w.checkers[0])
+			}
 			continue
 		}
-		x0, x1 := c.x(v.From), c.x(to)
-		anchor := WindowAnchor(c.tl.t0, v.From, v.To)
-		if link {
-			fmt.Fprintf(c.b, `<a href="%s#%s">`, TimelineFile, anchor)
+		out = append(out, w)
+	}
+	return out
+}
+
+// drawViolations draws the violations' windows in the violations row (each
+// a link to its section when link is set) and, unless focus is set, shades
+// them lightly across the lanes; focus, a violation, is drawn in full red
+// across the lanes.
+func (c *canvas) drawViolations(ly, lh int, link bool, focus *Violation) {
+	c.b.WriteString(`<g class="viol">`)
+	for _, w := range c.tl.vspans {
+		if w.to < c.from || w.from > c.to {
+			continue
 		}
-		fmt.Fprintf(c.b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="#e00" opacity="0.15" stroke="#e00" stroke-width="1.5"><title>%s</title></rect>`,
-			x0, ly, max(x1-x0, 3), lh, esc(v.Checker+": "+v.Detail))
-		fmt.Fprintf(c.b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="#e00"/><text class="vt" x="%.1f" y="%d">%s</text>`,
-			x0, ly-tlViolRow+1, max(x1-x0, 3), tlViolRow-3, x0+2, ly-4, esc(v.Checker))
+		x0, x1 := c.x(w.from), c.x(w.to)
+		label := strings.Join(w.checkers, " ")
+		if w.n > 1 {
+			label += fmt.Sprintf(" ×%d", w.n)
+		}
+		title := w.detail
+		if w.n > 1 {
+			title += fmt.Sprintf(" (and %d more here)", w.n-1)
+		}
+		if link {
+			fmt.Fprintf(c.b, `<a href="#%s">`, esc(w.anchor))
+		}
+		op := "1"
+		if focus != nil {
+			op = "0.35"
+		}
+		fmt.Fprintf(c.b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="#e00" opacity="%s"><title>%s</title></rect>`,
+			x0, ly-tlViolRow+1, max(x1-x0, 3), tlViolRow-3, op, esc(title))
+		if x1-x0 > float64(len(label))*6 || focus == nil {
+			fmt.Fprintf(c.b, `<text class="vt" x="%.1f" y="%d">%s</text>`, x0+2, ly-4, esc(label))
+		}
+		if focus == nil && !link {
+			fmt.Fprintf(c.b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="#e00" opacity="0.08"/>`, x0, ly, max(x1-x0, 3), lh)
+		}
 		if link {
 			c.b.WriteString("</a>")
 		}
+	}
+	if v := focus; v != nil {
+		to := v.To
+		if to == math.MaxInt64 || to < v.From {
+			to = v.From
+		}
+		x0, x1 := c.x(v.From), c.x(to)
+		fmt.Fprintf(c.b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="#e00" opacity="0.12" stroke="#e00" stroke-width="1.5"><title>%s</title></rect>`,
+			x0, ly-tlViolRow+1, max(x1-x0, 3), lh+tlViolRow-1, esc(v.Checker+": "+v.Detail))
+		fmt.Fprintf(c.b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="#e00"/><text class="vt" x="%.1f" y="%d">%s</text>`,
+			x0, ly-tlViolRow+1, max(x1-x0, 3), tlViolRow-3, x0+2, ly-4, esc(v.Checker))
 	}
 	c.b.WriteString("</g>\n")
 }
@@ -408,7 +473,7 @@ func (c *canvas) detail(caption string) {
 		fmt.Fprintf(c.b, `<text class="cl" x="%d" y="%d">c%d</text>`, tlLeft-4, ly+ln.y+10, ln.client)
 	}
 	c.b.WriteString("\n")
-	c.drawFaults(tlAxis, ly, tl.height)
+	c.drawFaults(tlAxis, ly, tl.height, func(w string) [2]int { return tl.wlanes[w] })
 	// Failed Lock calls: a grey wait ending in a cross.
 	c.b.WriteString(`<g class="fails">`)
 	for id, o := range tl.h.Outcome {
@@ -458,7 +523,7 @@ func (c *canvas) detail(caption string) {
 			esc(fmt.Sprintf("%s/%d session %#x %s at %s", e.Worker, e.Client, e.Session, e.Name, c.sec(e.T))))
 	}
 	c.b.WriteString("</g>\n")
-	c.drawViolations(ly, tl.height, false)
+	c.drawViolations(ly, tl.height, false, c.focus)
 	c.axis(ly+tl.height+6, false)
 	c.b.WriteString("</svg>\n")
 }
@@ -500,7 +565,7 @@ func (c *canvas) hold(a *Acq, ln *lane, ly int) {
 	title := fmt.Sprintf("%s %s %s token %d session %#x node %s\nwaited %s, held %s – %s (%s), %s",
 		a.ID, kind, a.Lock, a.Token, a.Session, a.Node, ms(a.Start-a.Invoke), c.sec(a.Start), c.sec(end), ms(end-a.Start), outcome)
 	stroke := ""
-	if tl.inViolation[a.ID] {
+	if c.focus == nil && tl.inViolation[a.ID] || c.focus != nil && c.focusIDs[a.ID] {
 		stroke = ` stroke="#e00" stroke-width="2"`
 	}
 	op := ""
@@ -588,8 +653,21 @@ func (c *canvas) overview(pages []page) {
 		}
 		c.b.WriteString("\n")
 	}
-	c.drawFaults(tlAxis, ly, lh)
-	c.drawViolations(ly, lh, true)
+	row := map[string]int{}
+	for i, w := range tl.workers {
+		row[w] = i
+	}
+	c.drawFaults(tlAxis, ly, lh, func(w string) [2]int { return [2]int{row[w] * rowH, row[w]*rowH + rowH - 2} })
+	for _, a := range tl.h.Acqs { // losses and kills
+		y := ly + row[a.Worker]*rowH
+		switch {
+		case a.Killed:
+			fmt.Fprintf(c.b, `<text class="kx" x="%.1f" y="%d">✕<title>%s: process SIGKILLed while holding (token %d) at %s</title></text>`, c.x(a.End)-4, y+12, esc(a.ID), a.Token, c.sec(a.End))
+		case a.Lost:
+			fmt.Fprintf(c.b, `<path class="loss" d="M%.1f %dl5 -9h-10z"><title>%s: loss signal (token %d) at %s</title></path>`, c.x(a.LossT), y+11, esc(a.ID), a.Token, c.sec(a.LossT))
+		}
+	}
+	c.drawViolations(ly, lh, true, nil)
 	c.axis(ly+lh+6, false)
 	c.b.WriteString("</svg>\n")
 }
@@ -693,42 +771,7 @@ func WriteTimeline(dir, name, title string, h *History, vs []Violation) (string,
 	b.WriteString("<h2>Overview</h2>\n<p>Each row is a worker process, darker where more of its clients held a lock; click a page strip (bottom) to see every hold of that window, or a red window to see its violation.</p>\n")
 	c.overview(pages)
 	if len(vs) > 0 {
-		b.WriteString("<h2>Violations</h2>\n")
-		seen := map[string]bool{}
-		for i, v := range vs {
-			id := "final"
-			if v.From != 0 || v.To != 0 {
-				id = WindowAnchor(tl.t0, v.From, v.To)
-			}
-			idAttr := ""
-			if !seen[id] {
-				idAttr = ` id="` + esc(id) + `"`
-				seen[id] = true
-			}
-			fmt.Fprintf(&b, `<section%s><p class="viol-text">%s: %s</p>`, idAttr, esc(v.Checker), esc(v.Detail))
-			if id == "final" {
-				b.WriteString("<p>(the state left after every client closed)</p></section>\n")
-				continue
-			}
-			to := v.To
-			if to == math.MaxInt64 || to < v.From {
-				to = v.From
-			}
-			for _, p := range pages {
-				if p.to >= v.From && p.from <= to {
-					fmt.Fprintf(&b, `<a href="%s">%s</a> `, p.file, p.file)
-				}
-			}
-			if i < maxDetails {
-				pad := max((to-v.From)/5, 100e6)
-				d := &canvas{tl: tl, from: max(tl.t0, v.From-pad), to: min(tl.t1, to+pad), b: &b}
-				if d.to <= d.from {
-					d.to = d.from + 1
-				}
-				d.detail(v.Checker + " " + id)
-			}
-			b.WriteString("</section>\n")
-		}
+		writeViolations(&b, tl, pages)
 	}
 	b.WriteString("<h2>Pages</h2>\n<p>")
 	for _, p := range pages {
@@ -788,4 +831,66 @@ func WriteIndex(dir, heading string, rs []Result) error {
 		return err
 	}
 	return f.Close()
+}
+
+// maxListed bounds the violations listed on timeline.html (report.json has
+// them all).
+const maxListed = 300
+
+// writeViolations lists the violations: the first maxDetails distinct
+// windows each drawn on their own, then a compact list; each distinct
+// window is an element whose id is its anchor (WindowAnchor).
+func writeViolations(b *strings.Builder, tl *timeline, pages []page) {
+	fmt.Fprintf(b, "<h2>Violations</h2>\n")
+	seen := map[string]bool{}
+	details := 0
+	listed := 0
+	b.WriteString("<ul>\n")
+	for i := range tl.vs {
+		v := &tl.vs[i]
+		id := "final"
+		if v.From != 0 || v.To != 0 {
+			id = WindowAnchor(tl.t0, v.From, v.To)
+		}
+		if listed == maxListed {
+			fmt.Fprintf(b, "<li>… %d violations in all: see report.json</li>\n", len(tl.vs))
+			break
+		}
+		listed++
+		first := !seen[id]
+		seen[id] = true
+		idAttr := ""
+		if first {
+			idAttr = ` id="` + esc(id) + `"`
+		}
+		fmt.Fprintf(b, `<li%s><span class="viol-text">%s: %s</span> `, idAttr, esc(v.Checker), esc(v.Detail))
+		if id == "final" {
+			b.WriteString("(the state left after every client closed)</li>\n")
+			continue
+		}
+		to := v.To
+		if to == math.MaxInt64 || to < v.From {
+			to = v.From
+		}
+		fmt.Fprintf(b, "[%s] ", esc(id))
+		for _, p := range pages {
+			if p.to >= v.From && p.from <= to {
+				fmt.Fprintf(b, `<a href="%s">%s</a> `, p.file, p.file)
+			}
+		}
+		if first && details < maxDetails {
+			details++
+			pad := max((to-v.From)/5, 100e6)
+			d := &canvas{tl: tl, from: max(tl.t0, v.From-pad), to: min(tl.t1, to+pad), b: b, focus: v, focusIDs: map[string]bool{}}
+			if d.to <= d.from {
+				d.to = d.from + 1
+			}
+			for _, hid := range holdIDRe.FindAllString(v.Detail, -1) {
+				d.focusIDs[hid] = true
+			}
+			d.detail(v.Checker + " " + id)
+		}
+		b.WriteString("</li>\n")
+	}
+	b.WriteString("</ul>\n")
 }
