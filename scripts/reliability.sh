@@ -48,7 +48,7 @@ if [ "$mode" = soak ]; then
 	fuzz="${FUZZ_BUDGET:-10m}"
 	if [ "$fuzz" != 0 ]; then
 		echo "fuzz: FuzzAPI for $fuzz"
-		go test -run '^$' -fuzz '^FuzzAPI$' -fuzztime "$fuzz" ./reliability/ >"$out/fuzz.txt" 2>&1
+		go test -run '^$' -fuzz '^FuzzAPI$' -fuzztime "$fuzz" -fuzzminimizetime 20x ./reliability/ >"$out/fuzz.txt" 2>&1
 		frc=$?
 		tail -3 "$out/fuzz.txt"
 		[ $frc -eq 0 ] || { echo "fuzz: FuzzAPI failed (see $out/fuzz.txt; the failing input is under reliability/testdata/fuzz/FuzzAPI)"; rc=1; }
