@@ -1,6 +1,6 @@
 // Package reliability is zklock's fault-injection suite: lock histories
 // recorded by separate worker processes under injected faults, checked by
-// exact checkers (docs/reliability.md).
+// exact checkers (see docs/reliability.md).
 //
 // # Pieces
 //
