@@ -49,7 +49,10 @@ reliability: deps
 reliability-negative: deps
 	@scripts/reliability.sh negative
 
-## soak: the fault-injection suite at the plan's durations
+## soak: every scenario round-robin for SOAK_BUDGET (default 4h; checkpointed to soak.jsonl,
+## resumable with the same RELIABILITY_OUT), then FuzzAPI for FUZZ_BUDGET (default 10m), then
+## make reliability-containers when a Docker engine answers; ends with the table and the line
+## soak: acquisitions=N fault_exposed=M faults=F violations=V upper95=X
 soak: deps
 	@scripts/reliability.sh soak
 

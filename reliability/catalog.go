@@ -121,6 +121,16 @@ func Scenarios(mode Mode) []*Scenario {
 	s17.Nemesis = DeleteHolderNode(d(150*time.Millisecond, 150*time.Millisecond, 150*time.Millisecond))
 	out = append(out, s17)
 
+	s21 := base("S21", "holder throttled: SIGSTOP/SIGCONT bursts", 1, d(0, 20*s, 120*s))
+	// Bursts of 20-200 ms stopped / 10-50 ms running for 3 s, each stop far
+	// below the loss limit: a CPU-starved holder. One hold in 100 lasts T so
+	// that bursts land mid-hold.
+	s21.HoldMin, s21.HoldMax = 5*time.Millisecond, 30*time.Millisecond
+	s21.LongEvery, s21.LongHold = 100, T
+	ms := time.Millisecond
+	s21.Nemesis = ThrottleHolder(d(0, 5*s, 6*s), 3*s, []time.Duration{20 * ms, 50 * ms, 100 * ms, 200 * ms}, []time.Duration{10 * ms, 50 * ms})
+	out = append(out, s21)
+
 	s8 := base("S8", "dropped create replies", 1, d(0, 20*s, 60*s))
 	s8.Proxies = true
 	s8.Nemesis = DropCreates(d(0, 500*time.Millisecond, 500*time.Millisecond))

@@ -26,6 +26,11 @@ const (
 type Violation struct {
 	Checker string `json:"checker"`
 	Detail  string `json:"detail"`
+	// From and To bound the part of the history to look at (CLOCK_MONOTONIC
+	// nanoseconds, as Event.T; both 0 for a finding about the final state,
+	// To may be math.MaxInt64 for a hold that never ended).
+	From int64 `json:"from,omitempty"`
+	To   int64 `json:"to,omitempty"`
 }
 
 // CheckConfig holds the bounds of the timing checkers.
@@ -140,7 +145,7 @@ func CheckExclusion(h *History, cfg CheckConfig) []Violation {
 					end = ms(a.End - b.Start)
 				}
 				out = append(out, Violation{"C1", fmt.Sprintf("%s: %s (token %d) still held when %s (token %d) acquired; ended %s later",
-					lock, a.ID, a.Token, b.ID, b.Token, end)})
+					lock, a.ID, a.Token, b.ID, b.Token, end), min(a.Start, b.Start), max(a.End, b.End)})
 			}
 			active = append(active, b)
 		}
@@ -216,7 +221,7 @@ func CheckResumeTiming(h *History, cfg CheckConfig) []Violation {
 					end = ms(a.End - f.End)
 				}
 				out = append(out, Violation{"C6", fmt.Sprintf("%s: paused %s while holding (token %d), hold ended %s after SIGCONT (bound %s)",
-					a.ID, ms(f.End-f.Start), a.Token, end, cfg.Resume)})
+					a.ID, ms(f.End-f.Start), a.Token, end, cfg.Resume), f.Start, max(a.End, f.End+int64(cfg.Resume))})
 			}
 		}
 	}
@@ -240,7 +245,7 @@ func CheckTokens(h *History) []Violation {
 		}
 		if e.Czxid != a.Token || e.Owner != a.Session {
 			out = append(out, Violation{"C3", fmt.Sprintf("%s: token %d session %#x but node %s has czxid %d owner %#x",
-				a.ID, a.Token, a.Session, e.Node, e.Czxid, e.Owner)})
+				a.ID, a.Token, a.Session, e.Node, e.Czxid, e.Owner), a.Start, e.T})
 		}
 	}
 	for lock, acqs := range h.byLock() {
@@ -249,7 +254,7 @@ func CheckTokens(h *History) []Violation {
 		var maxAllID, maxExclID string
 		for _, b := range acqs {
 			if prev, dup := seen[b.Token]; dup {
-				out = append(out, Violation{"C3", fmt.Sprintf("%s: %s and %s share token %d", lock, prev, b.ID, b.Token)})
+				out = append(out, Violation{"C3", fmt.Sprintf("%s: %s and %s share token %d", lock, prev, b.ID, b.Token), h.ByID[prev].Start, b.Start})
 			}
 			seen[b.Token] = b.ID
 			// An exclusive hold comes after every earlier hold; a shared
@@ -264,7 +269,7 @@ func CheckTokens(h *History) []Violation {
 				pb, _ := h.paused(b.Worker, b.Invoke, b.Start)
 				pa, _ := h.paused(a.Worker, a.Invoke, a.Start)
 				if !pa && !pb {
-					out = append(out, Violation{"C3", fmt.Sprintf("%s: token %d of %s not above %d of %s acquired before it", lock, b.Token, b.ID, a.Token, a.ID)})
+					out = append(out, Violation{"C3", fmt.Sprintf("%s: token %d of %s not above %d of %s acquired before it", lock, b.Token, b.ID, a.Token, a.ID), min(a.Start, b.Invoke), b.Start})
 				}
 			}
 			if b.Token > maxAll {
@@ -301,7 +306,7 @@ func CheckLossTiming(h *History) []Violation {
 				continue // released before anyone else could take it
 			}
 			if !a.Lost || a.LossT >= b.Start {
-				out = append(out, Violation{"C6", fmt.Sprintf("%s: blackholed holder (token %d) had no loss signal before %s acquired", a.ID, a.Token, b.ID)})
+				out = append(out, Violation{"C6", fmt.Sprintf("%s: blackholed holder (token %d) had no loss signal before %s acquired", a.ID, a.Token, b.ID), a.Start, b.Start})
 			}
 		}
 	}

@@ -34,8 +34,10 @@
 //     timeout, worker blackhole through its own zktest Proxy, dropped create
 //     replies, server-side session expiry (Cluster.Expire; workers connect
 //     through proxies so their credentials are recorded), SIGKILL of a
-//     leader's worker process (a new process takes its place), and, in
-//     process, a container parent reaped and re-created.
+//     leader's worker process (a new process takes its place), deletion of
+//     a holder's node by another client, bursts of SIGSTOP/SIGCONT that
+//     throttle a holder (throttle.go), and, in process, a container parent
+//     reaped and re-created.
 //   - Checkers C1-C7, exact and run on every scenario: exclusion (C1);
 //     fencing (C2: token order in the register's log and in the ZooKeeper
 //     register's mzxid order, the register's final set against the
@@ -57,6 +59,17 @@
 // reliability`), soak (`make soak`) or negative (`make
 // reliability-negative`, with -tags zklock_negative); scripts/reliability.sh
 // runs it and prints the table, the JSON report's path and the summary line.
+//
+// Every run draws its history as HTML (timeline.go): an overview, one
+// window per violation with the checker's explanation in red, and window
+// pages with every hold; a violation's message names the file and the
+// window ("see …/timeline.html#t=12.300-13.100"), and index.html links the
+// runs. The soak (soak.go) runs the scenarios round-robin for SOAK_BUDGET,
+// appending each finished run to soak.jsonl, from which cmd/soaksummary
+// prints the table and the line "soak: acquisitions=… upper95=…". FuzzAPI
+// feeds bad paths, ids, node names and data sizes to the public API
+// against a live server; TestNoWallClock checks that the library never
+// reads the wall clock.
 //
 // # Negative controls
 //

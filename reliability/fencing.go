@@ -24,7 +24,7 @@ func CheckFencing(h *History) []Violation {
 			continue
 		}
 		if e.Token < maxReg[e.Lock] {
-			out = append(out, Violation{"C2", fmt.Sprintf("register %s accepted token %d (%s) after %d", e.Lock, e.Token, e.Elem, maxReg[e.Lock])})
+			out = append(out, Violation{"C2", fmt.Sprintf("register %s accepted token %d (%s) after %d", e.Lock, e.Token, e.Elem, maxReg[e.Lock]), e.T, e.T})
 		}
 		maxReg[e.Lock] = max(maxReg[e.Lock], e.Token)
 	}
@@ -38,7 +38,7 @@ func CheckFencing(h *History) []Violation {
 	maxZK := map[string]int64{}
 	for _, e := range zw {
 		if e.Token < maxZK[e.Lock] {
-			out = append(out, Violation{"C2", fmt.Sprintf("zk register of %s accepted token %d (%s, zxid %#x) after %d", e.Lock, e.Token, e.HoldID(), e.Zxid, maxZK[e.Lock])})
+			out = append(out, Violation{"C2", fmt.Sprintf("zk register of %s accepted token %d (%s, zxid %#x) after %d", e.Lock, e.Token, e.HoldID(), e.Zxid, maxZK[e.Lock]), e.T0, e.T})
 		}
 		maxZK[e.Lock] = max(maxZK[e.Lock], e.Token)
 	}
@@ -73,29 +73,29 @@ func CheckSetFull(h *History) []Violation {
 			hold, _, _ := strings.Cut(el, "#")
 			switch {
 			case in[res][el]:
-				out = append(out, Violation{"C2", fmt.Sprintf("register %s: %s twice in the final set", res, el)})
+				out = append(out, Violation{"C2", fmt.Sprintf("register %s: %s twice in the final set", res, el), 0, 0})
 			case h.ByID[hold] == nil:
-				out = append(out, Violation{"C2", fmt.Sprintf("register %s: phantom %s (no such acquisition)", res, el)})
+				out = append(out, Violation{"C2", fmt.Sprintf("register %s: phantom %s (no such acquisition)", res, el), 0, 0})
 			case !accepted[res][el]:
-				out = append(out, Violation{"C2", fmt.Sprintf("register %s: %s in the final set but never accepted", res, el)})
+				out = append(out, Violation{"C2", fmt.Sprintf("register %s: %s in the final set but never accepted", res, el), 0, 0})
 			}
 			in[res][el] = true
 		}
 	}
 	for res, els := range accepted {
 		if !hasFinal[res] {
-			out = append(out, Violation{"C2", fmt.Sprintf("register %s: no final set reported", res)})
+			out = append(out, Violation{"C2", fmt.Sprintf("register %s: no final set reported", res), 0, 0})
 			continue
 		}
 		for el := range els {
 			if !in[res][el] {
-				out = append(out, Violation{"C2", fmt.Sprintf("register %s: accepted %s missing from the final set", res, el)})
+				out = append(out, Violation{"C2", fmt.Sprintf("register %s: accepted %s missing from the final set", res, el), 0, 0})
 			}
 		}
 	}
 	for _, e := range h.Events {
 		if e.Kind == KindWrite && e.OK && hasFinal[regName(e.Lock)] && !in[regName(e.Lock)][e.Elem] {
-			out = append(out, Violation{"C2", fmt.Sprintf("register %s: acknowledged %s lost", regName(e.Lock), e.Elem)})
+			out = append(out, Violation{"C2", fmt.Sprintf("register %s: acknowledged %s lost", regName(e.Lock), e.Elem), e.T, e.T})
 		}
 	}
 	return out
@@ -209,7 +209,7 @@ func CheckZKRegister(h *History, final *FinalState, timeout time.Duration) []Vio
 		for lock, r := range final.Registers {
 			last, err := strconv.ParseInt(r.Data, 10, 64)
 			if err != nil {
-				return []Violation{{"C2", fmt.Sprintf("zk register of %s holds %q", lock, r.Data)}}
+				return []Violation{{"C2", fmt.Sprintf("zk register of %s holds %q", lock, r.Data), r.T0, r.T}}
 			}
 			ops[lock] = append(ops[lock], porcupine.Operation{ClientId: len(client), Input: zkIn{read: true}, Call: r.T0, Output: zkOut{ver: r.Ver, last: last}, Return: r.T})
 		}
@@ -224,9 +224,9 @@ func CheckZKRegister(h *History, final *FinalState, timeout time.Duration) []Vio
 		switch res := porcupine.CheckOperationsTimeout(zkRegisterModel.ToModel(), ops[l], timeout); res {
 		case porcupine.Ok:
 		case porcupine.Illegal:
-			out = append(out, Violation{"C2", fmt.Sprintf("zk register of %s: %d writes not linearizable as a fenced register", l, len(ops[l]))})
+			out = append(out, Violation{"C2", fmt.Sprintf("zk register of %s: %d writes not linearizable as a fenced register", l, len(ops[l])), 0, 0})
 		default:
-			out = append(out, Violation{"C2", fmt.Sprintf("zk register of %s: linearizability check %s after %v", l, res, timeout)})
+			out = append(out, Violation{"C2", fmt.Sprintf("zk register of %s: linearizability check %s after %v", l, res, timeout), 0, 0})
 		}
 	}
 	return out

@@ -125,9 +125,13 @@ func (h *History) killed(w string) (int64, bool) {
 }
 
 // paused reports whether worker w's process was SIGSTOPped at some time in
-// [from, to], and returns the end of the latest such pause.
+// [from, to], once or in a throttling burst (whose many short stops count as
+// one pause from the first to the last), and returns the end of the latest
+// such pause.
 func (h *History) paused(w string, from, to int64) (bool, int64) {
-	return h.faultOn(FaultPauseClient, w, from, to)
+	p, pend := h.faultOn(FaultPauseClient, w, from, to)
+	q, qend := h.faultOn(FaultThrottleClient, w, from, to)
+	return p || q, max(pend, qend)
 }
 
 func (h *History) faultOn(fault, target string, from, to int64) (bool, int64) {

@@ -29,11 +29,11 @@ func CheckLiveness(h *History, cfg CheckConfig) []Violation {
 			continue
 		}
 		if !ok {
-			out = append(out, Violation{"C4", fmt.Sprintf("%s: Lock on %s never returned", id, inv.Lock)})
+			out = append(out, Violation{"C4", fmt.Sprintf("%s: Lock on %s never returned", id, inv.Lock), inv.T, inv.T})
 			continue
 		}
 		if o.Kind == KindFail && !stopped(o) && !h.anyFault(inv.T, o.T, rec) {
-			out = append(out, Violation{"C4", fmt.Sprintf("%s: Lock on %s failed outside any fault: %s", id, inv.Lock, o.Err)})
+			out = append(out, Violation{"C4", fmt.Sprintf("%s: Lock on %s failed outside any fault: %s", id, inv.Lock, o.Err), inv.T, o.T})
 		}
 		pts[inv.Lock] = append(pts[inv.Lock], pt{t: inv.T, wait: 1}, pt{t: o.T, wait: -1})
 	}
@@ -64,9 +64,9 @@ func CheckLiveness(h *History, cfg CheckConfig) []Violation {
 					// However many faults overlap, each heals within
 					// seconds: a lock free for longer than the recovery
 					// bound while contenders wait is deadlocked.
-					out = append(out, Violation{"C4", fmt.Sprintf("%s: free for %s while contenders waited (recovery bound %s)", lock, ms(d), cfg.Recovery)})
+					out = append(out, Violation{"C4", fmt.Sprintf("%s: free for %s while contenders waited (recovery bound %s)", lock, ms(d), cfg.Recovery), idleSince, p.t})
 				case d > int64(cfg.Idle) && !h.anyFault(idleSince, p.t, rec):
-					out = append(out, Violation{"C4", fmt.Sprintf("%s: free for %s while contenders waited, no fault", lock, ms(d))})
+					out = append(out, Violation{"C4", fmt.Sprintf("%s: free for %s while contenders waited, no fault", lock, ms(d)), idleSince, p.t})
 				}
 				idleSince = -1
 			}
@@ -89,15 +89,15 @@ func CheckSurvival(h *History, cfg CheckConfig) []Violation {
 	for _, e := range h.Events {
 		switch {
 		case e.Kind == KindLoss:
-			out = append(out, Violation{"C4", fmt.Sprintf("%s: hold lost under a fault shorter than the loss limit: %s", e.HoldID(), e.Err)})
+			out = append(out, Violation{"C4", fmt.Sprintf("%s: hold lost under a fault shorter than the loss limit: %s", e.HoldID(), e.Err), e.T, e.T})
 		case e.Kind == KindState && e.Name == "expired":
-			out = append(out, Violation{"C4", fmt.Sprintf("%s client %d: session %#x expired under a fault shorter than the session timeout", e.Worker, e.Client, e.Session)})
+			out = append(out, Violation{"C4", fmt.Sprintf("%s client %d: session %#x expired under a fault shorter than the session timeout", e.Worker, e.Client, e.Session), e.T, e.T})
 		case e.Kind == KindState && e.Name == "suspended":
 			suspended++
 		}
 	}
 	if suspended == 0 && len(h.Faults) > 0 {
-		out = append(out, Violation{"C4", fmt.Sprintf("%d faults and no session suspended: the faults missed", len(h.Faults))})
+		out = append(out, Violation{"C4", fmt.Sprintf("%d faults and no session suspended: the faults missed", len(h.Faults)), 0, 0})
 	}
 	return out
 }
@@ -113,21 +113,21 @@ func CheckCleanState(f *FinalState) []Violation {
 	var out []Violation
 	for p, cs := range f.Children {
 		if len(cs) > 0 {
-			out = append(out, Violation{"C5", fmt.Sprintf("%s: %d nodes left: %s", p, len(cs), strings.Join(cs, ","))})
+			out = append(out, Violation{"C5", fmt.Sprintf("%s: %d nodes left: %s", p, len(cs), strings.Join(cs, ",")), 0, 0})
 		}
 	}
 	for s, ns := range f.Ephemerals {
 		if len(ns) > 0 {
-			out = append(out, Violation{"C5", fmt.Sprintf("server %s: %d ephemeral nodes left: %s", s, len(ns), strings.Join(ns, ","))})
+			out = append(out, Violation{"C5", fmt.Sprintf("server %s: %d ephemeral nodes left: %s", s, len(ns), strings.Join(ns, ",")), 0, 0})
 		}
 	}
 	for s, n := range f.Watches {
 		if n > 0 {
-			out = append(out, Violation{"C5", fmt.Sprintf("server %s: %d watches left", s, n)})
+			out = append(out, Violation{"C5", fmt.Sprintf("server %s: %d watches left", s, n), 0, 0})
 		}
 	}
 	for _, e := range f.Errors {
-		out = append(out, Violation{"C5", e})
+		out = append(out, Violation{"C5", e, 0, 0})
 	}
 	return out
 }
@@ -145,22 +145,22 @@ func CheckContracts(h *History) []Violation {
 		case KindOK, KindFail:
 			outcomes[e.HoldID()]++
 			if outcomes[e.HoldID()] == 2 {
-				out = append(out, Violation{"C7", fmt.Sprintf("%s: Lock returned twice", e.HoldID())})
+				out = append(out, Violation{"C7", fmt.Sprintf("%s: Lock returned twice", e.HoldID()), e.T, e.T})
 			}
 			if _, ok := h.Invokes[e.HoldID()]; !ok {
-				out = append(out, Violation{"C7", fmt.Sprintf("%s: outcome without a Lock call", e.HoldID())})
+				out = append(out, Violation{"C7", fmt.Sprintf("%s: outcome without a Lock call", e.HoldID()), e.T, e.T})
 			}
 			if e.Kind == KindOK && (e.Token <= 0 || e.Session == 0 || !strings.HasPrefix(e.Node, e.Lock+"/")) {
-				out = append(out, Violation{"C7", fmt.Sprintf("%s: bad hold: token %d session %#x node %q", e.HoldID(), e.Token, e.Session, e.Node)})
+				out = append(out, Violation{"C7", fmt.Sprintf("%s: bad hold: token %d session %#x node %q", e.HoldID(), e.Token, e.Session, e.Node), e.T, e.T})
 			}
 		case KindRelease, KindLoss:
 			if h.ByID[e.HoldID()] == nil {
-				out = append(out, Violation{"C7", fmt.Sprintf("%s: %s without a hold", e.HoldID(), e.Kind)})
+				out = append(out, Violation{"C7", fmt.Sprintf("%s: %s without a hold", e.HoldID(), e.Kind), e.T, e.T})
 			}
 			if e.Kind == KindRelease {
 				releases[e.HoldID()]++
 				if releases[e.HoldID()] == 2 {
-					out = append(out, Violation{"C7", fmt.Sprintf("%s: released twice", e.HoldID())})
+					out = append(out, Violation{"C7", fmt.Sprintf("%s: released twice", e.HoldID()), e.T, e.T})
 				}
 			}
 		case KindContract:
@@ -169,7 +169,7 @@ func CheckContracts(h *History) []Violation {
 				if e.Name == ContractNoLeak {
 					c = "C5" // a worker's goroutines outlived its sessions
 				}
-				out = append(out, Violation{c, fmt.Sprintf("contract %s %s: %s", e.Worker, e.Name, e.Err)})
+				out = append(out, Violation{c, fmt.Sprintf("contract %s %s: %s", e.Worker, e.Name, e.Err), e.T, e.T})
 			}
 		}
 	}

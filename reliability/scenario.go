@@ -3,7 +3,6 @@ package reliability
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -45,6 +44,9 @@ type Scenario struct {
 	Survive bool
 	// Config overrides the default checker bounds.
 	Check *CheckConfig
+	// Run numbers repeated runs of the scenario (the soak): its history is
+	// kept under RELIABILITY_KEEP/<name>/run-<Run> (0: <name>).
+	Run int
 }
 
 // Result is one scenario's row of the report.
@@ -63,6 +65,10 @@ type Result struct {
 	P99Recovery  float64        `json:"p99_recovery_ms"`
 	Examples     []Violation    `json:"examples,omitempty"`
 	Errors       []string       `json:"errors,omitempty"`
+	// Timeline is the path of the run's HTML timeline (timeline.go); See
+	// holds, for each example, where to look at it in that timeline.
+	Timeline string   `json:"timeline,omitempty"`
+	See      []string `json:"see,omitempty"`
 }
 
 // CheckConfigFor returns the checker bounds for a scenario.
@@ -171,13 +177,7 @@ func Run(t testing.TB, sc *Scenario) Result {
 		res.MaxRecovery = float64(rec[len(rec)-1]) / 1e6
 	}
 	res.Seconds = time.Since(began).Seconds()
-	if keep := os.Getenv("RELIABILITY_KEEP"); keep != "" {
-		os.MkdirAll(filepath.Join(keep, sc.Name), 0o755)
-		for _, l := range logs {
-			b, _ := os.ReadFile(l)
-			os.WriteFile(filepath.Join(keep, sc.Name, filepath.Base(l)), b, 0o644)
-		}
-	}
+	keepHistory(t, sc, dir, logs, h, vs, &res)
 	return res
 }
 

@@ -52,6 +52,10 @@ func TestIntegration_Reliability(t *testing.T) {
 		}
 		scs = keep
 	}
+	if mode == "soak" {
+		runSoak(t, scs)
+		return
+	}
 	var results []Result
 	for _, sc := range scs {
 		name := sc.Name
@@ -61,25 +65,40 @@ func TestIntegration_Reliability(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := Run(t, sc)
 			results = append(results, r)
-			t.Logf("%s: acquisitions=%d faults=%d violations=%v p99=%.1fms errors=%v", name, r.Acquisitions, r.Faults, r.Violations, r.P99AcquireMs, r.Errors)
-			for _, v := range r.Examples {
-				t.Logf("  %s: %s", v.Checker, v.Detail)
-			}
-			switch {
-			case sc.Negative != "" && r.Total == 0:
-				t.Errorf("negative %s: missed", sc.Negative)
-			case sc.Negative == "" && r.Total > 0:
-				t.Errorf("%s: %d violations", name, r.Total)
-			}
-			if len(r.Errors) > 0 && sc.Negative == "" {
-				t.Errorf("%s: %v", name, r.Errors)
-			}
-			if sc.Negative == "" && sc.InProcess == nil && r.Acquisitions == 0 {
-				t.Errorf("%s: no acquisitions", name)
-			}
+			judge(t, name, sc, r)
 		})
 	}
 	writeReport(t, mode, results)
+}
+
+// seeAt returns where to look at the run's i-th example violation.
+func seeAt(r Result, i int) string {
+	if i < len(r.See) {
+		return r.See[i]
+	}
+	return r.Timeline
+}
+
+// judge logs a run's result and fails t if the run violated a checker (a
+// negative control: if it did not), reported errors or acquired nothing.
+func judge(t *testing.T, name string, sc *Scenario, r Result) {
+	t.Logf("%s: acquisitions=%d faults=%d violations=%v p99=%.1fms errors=%v", name, r.Acquisitions, r.Faults, r.Violations, r.P99AcquireMs, r.Errors)
+	for i, v := range r.Examples {
+		t.Logf("  %s: %s (see %s)", v.Checker, v.Detail, seeAt(r, i))
+	}
+	t.Logf("  timeline: %s", r.Timeline)
+	switch {
+	case sc.Negative != "" && r.Total == 0:
+		t.Errorf("negative %s: missed (see %s)", sc.Negative, r.Timeline)
+	case sc.Negative == "" && r.Total > 0:
+		t.Errorf("%s: %d violations, first: %s: %s (see %s)", name, r.Total, r.Examples[0].Checker, r.Examples[0].Detail, seeAt(r, 0))
+	}
+	if len(r.Errors) > 0 && sc.Negative == "" {
+		t.Errorf("%s: %v", name, r.Errors)
+	}
+	if sc.Negative == "" && sc.InProcess == nil && r.Acquisitions == 0 {
+		t.Errorf("%s: no acquisitions", name)
+	}
 }
 
 // TestIntegration_C3CatchesWipedDataDir: C3 flags the token regression
@@ -126,6 +145,9 @@ func writeReport(t *testing.T, mode Mode, rs []Result) {
 		}
 	}
 	os.WriteFile(filepath.Join(out, "negative.txt"), []byte(neg), 0o644)
+	if err := WriteIndex(out, fmt.Sprintf("zklock reliability (%s)", mode), rs); err != nil {
+		t.Errorf("index: %v", err)
+	}
 	os.WriteFile(filepath.Join(out, "summary.txt"), []byte(fmt.Sprintf("reliability: acquisitions=%d faults=%d violations=%d\n", acq, faults, viol)), 0o644)
 }
 

@@ -3,9 +3,16 @@
 #   scripts/reliability.sh short     make reliability: every scenario at short durations (<= 10 min)
 #   scripts/reliability.sh soak      make soak: the plan's durations
 #   scripts/reliability.sh negative  make reliability-negative: the broken variants N1-N5
-# RELIABILITY_OUT=dir keeps the table, report.json and the histories there
-# (default: a fresh temporary directory, printed). RELIABILITY_ONLY=S5,S7 runs only those
-# scenarios (or controls: N3).
+# RELIABILITY_OUT=dir keeps the table, report.json, the histories and their HTML timelines
+# (dir/index.html links them) there (default: a fresh temporary directory, printed).
+# RELIABILITY_ONLY=S5,S7 runs only those scenarios (or controls: N3).
+# Soak: SOAK_BUDGET=4h (default) is the time for the scenarios, round-robin, durations scaled
+# to fit; each finished run is appended to dir/soak.jsonl, and running again with the same
+# RELIABILITY_OUT resumes a killed soak. Then FuzzAPI runs for FUZZ_BUDGET (default 10m; 0
+# skips it), and, when a Docker engine answers and the Makefile has the target, make
+# reliability-containers runs with SOAK_JSONL=dir/soak.jsonl (it appends its runs there).
+# The summary (table and the line "soak: acquisitions=... upper95=...") comes from soak.jsonl:
+#   go run ./reliability/cmd/soaksummary dir/soak.jsonl
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -17,7 +24,16 @@ tags=()
 timeout=15m
 case "$mode" in
 short) ;;
-soak) timeout=120m ;;
+soak)
+	budget="${SOAK_BUDGET:-4h}"
+	secs=$(python3 -c 'import re,sys
+m=re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?",sys.argv[1])
+if not m or not any(m.groups()): sys.exit(1)
+h,mi,se=(float(x or 0) for x in m.groups()); print(int(h*3600+mi*60+se))' "$budget") ||
+		{ echo "SOAK_BUDGET=$budget: want a duration such as 4h, 90m or 90s" >&2; exit 2; }
+	timeout="$((secs + 3600))s" # the soak stops itself; this only bounds a hang
+	export SOAK_BUDGET="$budget"
+	;;
 negative) tags=(-tags zklock_negative); timeout=15m ;;
 *) echo "usage: $0 short|soak|negative" >&2; exit 2 ;;
 esac
@@ -25,8 +41,31 @@ esac
 RELIABILITY_MODE="$mode" RELIABILITY_OUT="$out" RELIABILITY_KEEP="$out/histories" \
 	go test "${tags[@]}" -count=1 -timeout "$timeout" -v -run 'TestIntegration_Reliability$' ./reliability/ >"$log" 2>&1
 rc=$?
-grep -E '^\s+suite_test.go:[0-9]+: (S|N)[0-9]+|^\s+C[1-7]: |--- (PASS|FAIL)' "$log" | grep -v '^\s*suite_test.go:[0-9]*: *$' || true
+grep -E '^\s+suite_test.go:[0-9]+: (S|N)[0-9]+|^\s+suite_test.go:[0-9]+:\s+(C[1-7]|timeline): |^\s+soak_suite_test.go:[0-9]+: (soak|S|N)[0-9a-z]*|--- (PASS|FAIL)' "$log" |
+	grep -v '^\s*suite_test.go:[0-9]*: *$' | cut -c1-400 || true
 echo
+if [ "$mode" = soak ]; then
+	fuzz="${FUZZ_BUDGET:-10m}"
+	if [ "$fuzz" != 0 ]; then
+		echo "fuzz: FuzzAPI for $fuzz"
+		go test -run '^$' -fuzz '^FuzzAPI$' -fuzztime "$fuzz" -fuzzminimizetime 20x ./reliability/ >"$out/fuzz.txt" 2>&1
+		frc=$?
+		tail -3 "$out/fuzz.txt"
+		[ $frc -eq 0 ] || { echo "fuzz: FuzzAPI failed (see $out/fuzz.txt; the failing input is under reliability/testdata/fuzz/FuzzAPI)"; rc=1; }
+	fi
+	if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1 && make -n reliability-containers >/dev/null 2>&1; then
+		echo "containers: make reliability-containers (a Docker engine answers)"
+		SOAK_JSONL="$out/soak.jsonl" make reliability-containers || rc=1
+	else
+		echo "containers: skipped (no Docker engine answers, or no reliability-containers target)"
+	fi
+	echo "index: $out/index.html  checkpoint: $out/soak.jsonl  (go test output: $log)"
+	go run ./reliability/cmd/soaksummary "$out/soak.jsonl" | tee "$out/soak-summary.txt"
+	src=${PIPESTATUS[0]}
+	[ $src -eq 0 ] || exit 1
+	exit $rc
+fi
+[ -f "$out/index.html" ] && echo "timelines: $out/index.html"
 [ -f "$out/table.txt" ] && cat "$out/table.txt"
 echo "report: $out/report.json  (go test output: $log)"
 if [ "$mode" = negative ]; then
