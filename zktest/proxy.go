@@ -27,7 +27,8 @@ type Proxy struct {
 
 	mu     sync.Mutex
 	links  map[*link]struct{}
-	gate   chan struct{} // closed while forwarding is allowed
+	gate   chan struct{}         // closed while forwarding is allowed
+	cutoff map[int]chan struct{} // isolated members: closed by Heal
 	counts map[int32]int
 
 	dropCreate atomic.Bool
@@ -46,6 +47,7 @@ func (c *Cluster) Proxy(t testing.TB) *Proxy {
 		links:   map[*link]struct{}{},
 		gate:    make(chan struct{}),
 		counts:  map[int32]int{},
+		cutoff:  map[int]chan struct{}{},
 		closed:  make(chan struct{}),
 	}
 	close(p.gate)
@@ -129,7 +131,21 @@ func (p *Proxy) Blackhole() {
 	}
 }
 
-// Heal ends a Blackhole.
+// Isolate is Blackhole for the connections to some members only: this
+// proxy's clients can no longer reach them (as in a partition that leaves
+// the client with the other members), while the members themselves keep
+// serving everyone else. Out-of-range indexes are ignored. Heal ends it.
+func (p *Proxy) Isolate(members ...int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, m := range members {
+		if m >= 0 && m < len(p.listeners) && p.cutoff[m] == nil {
+			p.cutoff[m] = make(chan struct{})
+		}
+	}
+}
+
+// Heal ends a Blackhole and every Isolate.
 func (p *Proxy) Heal() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -137,6 +153,10 @@ func (p *Proxy) Heal() {
 	case <-p.gate:
 	default:
 		close(p.gate)
+	}
+	for m, g := range p.cutoff {
+		close(g)
+		delete(p.cutoff, m)
 	}
 }
 
