@@ -111,6 +111,12 @@ func (p *Proxy) serve(l *link, member int) {
 		delete(p.links, l)
 		p.mu.Unlock()
 	}()
+	p.mu.Lock()
+	isolated := p.cutoff[l.member] != nil
+	p.mu.Unlock()
+	if isolated { // Isolate: a new connection is refused (closed at once)
+		return
+	}
 	if !p.waitGate(l) { // blackholed: accept but never answer
 		return
 	}

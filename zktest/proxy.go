@@ -131,10 +131,13 @@ func (p *Proxy) Blackhole() {
 	}
 }
 
-// Isolate is Blackhole for the connections to some members only: this
-// proxy's clients can no longer reach them (as in a partition that leaves
-// the client with the other members), while the members themselves keep
-// serving everyone else. Out-of-range indexes are ignored. Heal ends it.
+// Isolate cuts this proxy's clients off from some members only (as in a
+// partition that leaves the client with the other members), while the
+// members keep serving everyone else: open connections to them are
+// blackholed (see Blackhole), and new ones are closed at once, as a
+// refused connection would be, so that a client moves on to another
+// member without waiting for its handshake timeout. Out-of-range indexes
+// are ignored. Heal ends it.
 func (p *Proxy) Isolate(members ...int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -132,8 +132,6 @@ func TestIntegration_EnsembleKillLeader(t *testing.T) {
 	// Per policy: the hold survives a suspension shorter than the loss
 	// limit (same node, same token), or is reported lost; it is never
 	// silently lost.
-	obs := session(t, []string{c.Servers()[next]}, 6*time.Second)
-	_ = obs
 	probe := c.ConnectTo(t, []string{c.Servers()[next]}, 6*time.Second)
 	select {
 	case <-hold.Done():
@@ -260,8 +258,7 @@ func TestIntegration_ReapAfterKill9(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, strings.Fields(string(left)), 3, "the killed binary's members are still there")
 
-	c := containers.Start(t) // reaps first
-	_ = c
+	containers.Start(t) // reaps first
 	left, err = exec.Command("docker", "ps", "-aq", "--filter", label).Output()
 	require.NoError(t, err)
 	require.Empty(t, strings.TrimSpace(string(left)), "stale containers were not reaped")

@@ -150,12 +150,15 @@ func (b *backend) Resume(i int) error {
 	return b.unpauseLocked(ctx, i)
 }
 
-// Live implements zktest.Controller.
+// Live implements zktest.Controller: started, not paused, and not cut
+// off from the test process by Partition (so WaitServing, Leader and
+// Expire only ask members that can answer).
 func (b *backend) Live(i int) bool {
 	m := b.members[i]
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.running && !m.paused
+	up := m.running && !m.paused
+	m.mu.Unlock()
+	return up && b.hostReaches(i)
 }
 
 // srvrReady is a wait strategy: the server reports a Mode in srvr, i.e.

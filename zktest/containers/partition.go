@@ -90,6 +90,15 @@ func (c *Cluster) Heal() error {
 	return c.b.applyAll()
 }
 
+// hostReaches reports whether the current partition lets the test process
+// reach member i.
+func (b *backend) hostReaches(i int) bool {
+	b.pmu.Lock()
+	defer b.pmu.Unlock()
+	g, ok := b.groups[Host]
+	return !ok || b.groups[i] == g
+}
+
 // applyAll installs the current filters in every running member.
 func (b *backend) applyAll() error {
 	ctx, cancel := context.WithTimeout(context.Background(), faultTimeout)
