@@ -45,6 +45,10 @@ type Scenario struct {
 	Survive bool
 	// Config overrides the default checker bounds.
 	Check *CheckConfig
+	// Cluster, when set, starts the scenario's cluster of servers members
+	// instead of zktest.Start or StartEnsemble (for example in containers,
+	// see zktest/containers).
+	Cluster func(t testing.TB, servers int) *zktest.Cluster
 }
 
 // Result is one scenario's row of the report.
@@ -92,9 +96,12 @@ func Run(t testing.TB, sc *Scenario) Result {
 	}
 	opts := []zktest.Option{}
 	var c *zktest.Cluster
-	if sc.Servers >= 3 {
+	switch {
+	case sc.Cluster != nil:
+		c = sc.Cluster(t, sc.Servers)
+	case sc.Servers >= 3:
 		c = zktest.StartEnsemble(t, opts...)
-	} else {
+	default:
 		c = zktest.Start(t, opts...)
 	}
 	if sc.Nemesis != nil {
