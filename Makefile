@@ -2,7 +2,7 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all deps test unittest vet demo zk-start zk-stop bench reliability reliability-negative soak fmt
+.PHONY: all deps test unittest vet demo zk-start zk-stop zk-image bench reliability reliability-negative reliability-containers soak fmt
 
 all: test
 
@@ -10,9 +10,12 @@ all: test
 deps:
 	@scripts/install-deps.sh
 
-## test: go vet and the whole test suite with the race detector (real ZooKeeper)
+## test: go vet and the whole test suite with the race detector (real ZooKeeper),
+## then the containers backend's tests (its own module) on the local Docker engine
 test: deps vet
 	$(GO) test -race -count=1 -timeout 20m ./...
+	@scripts/zk-image.sh --if-engine >/dev/null
+	cd zktest/containers && $(GO) test -race -count=1 -timeout 10m .
 
 ## unittest: the tests that need no ZooKeeper
 unittest:
@@ -21,6 +24,7 @@ unittest:
 vet:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
+	cd zktest/containers && $(GO) vet ./...
 
 ## demo: leader-only job runners against a local ZooKeeper it starts itself
 demo: deps
@@ -31,6 +35,10 @@ zk-start: deps
 	@scripts/zk-dev.sh start
 zk-stop:
 	@scripts/zk-dev.sh stop
+
+## zk-image: the ZooKeeper 3.8 image of the containers backend, from Debian packages (no registry)
+zk-image:
+	@scripts/zk-image.sh >/dev/null
 
 ## bench: zklock against Curator, kazoo, go-zookeeper and the ZooKeeper floors
 bench: deps
@@ -44,9 +52,14 @@ reliability: deps
 reliability-negative: deps
 	@scripts/reliability.sh negative
 
+## reliability-containers: S18-S20 (partitions, rolling restarts) on an ensemble in containers
+reliability-containers: deps zk-image
+	@scripts/reliability.sh containers
+
 ## soak: the fault-injection suite at the plan's durations
-soak: deps
+soak: deps zk-image
 	@scripts/reliability.sh soak
+	@scripts/reliability.sh containers-soak
 
 fmt:
 	gofmt -w .

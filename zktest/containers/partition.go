@@ -135,6 +135,8 @@ func (b *backend) ruleset(i int) string {
 	gw := b.gateway.String()
 	if b.reject[i] {
 		fmt.Fprintf(&s, "-A INPUT -s %s/32 -p tcp --dport %d -j REJECT --reject-with tcp-reset\n", gw, ClientPort)
+		// The resets leave through OUTPUT: let them past a partition's DROP.
+		fmt.Fprintf(&s, "-A OUTPUT -d %s/32 -p tcp --sport %d --tcp-flags RST RST -j ACCEPT\n", gw, ClientPort)
 	}
 	if b.groups != nil {
 		mine := b.groups[i]
