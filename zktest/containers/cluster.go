@@ -21,6 +21,7 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	tcexec "github.com/testcontainers/testcontainers-go/exec"
+	tclog "github.com/testcontainers/testcontainers-go/log"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
 	"github.com/zklock/zklock/zktest"
@@ -113,7 +114,7 @@ func start(t testing.TB, n int, opts []zktest.Option) *Cluster {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartTimeout)
 	defer cancel()
-	p, err := Engine(ctx)
+	p, err := Engine(ctx, testcontainers.WithLogger(tclog.TestLogger(t)))
 	if err != nil {
 		t.Skipf("zktest/containers: %v", err)
 	}
@@ -160,9 +161,10 @@ func Image() string {
 }
 
 // Engine connects to the Docker engine (DOCKER_HOST or the default socket)
-// and checks that it answers; the error says what is wrong.
-func Engine(ctx context.Context) (*testcontainers.DockerProvider, error) {
-	p, err := testcontainers.NewDockerProvider()
+// and checks that it answers; the error says what is wrong. The caller
+// closes the provider.
+func Engine(ctx context.Context, opts ...testcontainers.DockerProviderOption) (*testcontainers.DockerProvider, error) {
+	p, err := testcontainers.NewDockerProvider(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("no Docker engine: %w", err)
 	}
@@ -318,7 +320,8 @@ func (b *backend) create(ctx context.Context, t testing.TB, i int, image string)
 			}},
 		}},
 	}
-	ctr, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
+	ctr, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true,
+		Logger: tclog.TestLogger(t)})
 	if ctr != nil {
 		m.ctr = ctr
 		t.Cleanup(func() {
