@@ -307,8 +307,14 @@ func (b *backend) create(ctx context.Context, t testing.TB, i int, image string)
 				ep.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: m.ip}
 			}
 		},
+		// Only the client port is published, and on loopback only
+		// (testcontainers would publish the image's EXPOSEd ports on every
+		// interface); the cluster's clients use the container addresses.
+		ExposedPorts: []string{"2181/tcp"},
 		HostConfigModifier: func(hc *container.HostConfig) {
 			hc.CapAdd = append(hc.CapAdd, "NET_ADMIN") // iptables for Partition
+			hc.PublishAllPorts = false
+			hc.PortBindings = network.PortMap{network.MustParsePort("2181/tcp"): {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: "0"}}}
 		},
 		WaitingFor:     ready,
 		LogConsumerCfg: &testcontainers.LogConsumerConfig{Consumers: []testcontainers.LogConsumer{m.logs}},

@@ -24,8 +24,8 @@ func ownerLabels() map[string]string {
 }
 
 // procStart returns the start time of pid in clock ticks since boot, or ""
-// when no such process exists, so that a recycled pid is not taken for the
-// owner.
+// when no such process runs (a zombie counts as gone), so that a recycled
+// pid is not taken for the owner.
 func procStart(pid int) string {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -36,8 +36,8 @@ func procStart(pid int) string {
 		return ""
 	}
 	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return ""
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return "" // gone, or a zombie: its clean-up will never run
 	}
 	return f[19]
 }
