@@ -60,7 +60,7 @@ func Scenarios(mode reliability.Mode) []*reliability.Scenario {
 // Negatives returns the negative controls these scenarios must catch: N3
 // (the worker ignores its loss signal) under S18.
 func Negatives() []*reliability.Scenario {
-	n := S18(2*time.Second, 25*time.Second, 12*time.Second)
+	n := S18(2*time.Second, 40*time.Second, 12*time.Second)
 	n.Negative = "N3"
 	return []*reliability.Scenario{n}
 }
@@ -85,9 +85,11 @@ func base(name, title string, session, dur time.Duration) (*reliability.Scenario
 func S18(session, dur, period time.Duration) *reliability.Scenario {
 	sc, cc := base("S18", "leader + holder's client in a minority > T", session, dur)
 	sc.Proxies = true // each worker's own proxy cuts its client links
-	// Some holders keep their lock for 3T or until told of its loss, so
-	// that the partition finds holders mid-hold (and N3 overlaps).
-	sc.LongEvery, sc.LongHold = 100, 3*session
+	// Some holders keep their lock for 6T (longer than a partition) or
+	// until told of its loss, so that the partition finds a holder mid-hold
+	// that cannot release before the majority's new holder acquires (N3
+	// then overlaps).
+	sc.LongEvery, sc.LongHold = 100, 6*session
 	sc.Nemesis = func(ctx context.Context, e *reliability.Env) {
 		reliability.Every(ctx, period, func() {
 			c := *cc
@@ -96,7 +98,7 @@ func S18(session, dur, period time.Duration) *reliability.Scenario {
 				e.T.Logf("S18: leader: %v", err)
 				return
 			}
-			w := holderProc(e)
+			w := longHolderProc(e)
 			var majority []int
 			for i := range e.C.Size() {
 				if i != leader {
@@ -184,6 +186,25 @@ func S20(session, dur, period time.Duration) *reliability.Scenario {
 		})
 	}
 	return sc
+}
+
+// longHolderProc returns the process of a holder whose node still exists
+// 200ms later (a long hold, which the partition will find mid-hold), or
+// else holderProc's choice.
+func longHolderProc(e *reliability.Env) *reliability.Proc {
+	for range 30 {
+		name, node, _, ok := e.Holder()
+		if !ok {
+			continue
+		}
+		time.Sleep(200 * time.Millisecond)
+		if ok, _, err := e.Conn.Exists(node); err == nil && ok {
+			if w := e.Worker(name); w != nil {
+				return w
+			}
+		}
+	}
+	return holderProc(e)
 }
 
 // holderProc returns the process of a current holder, or a random worker.
