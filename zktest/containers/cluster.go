@@ -166,7 +166,7 @@ func Image() string {
 func Engine(ctx context.Context, opts ...testcontainers.DockerProviderOption) (*testcontainers.DockerProvider, error) {
 	p, err := testcontainers.NewDockerProvider(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("no Docker engine: %w", err)
+		return nil, fmt.Errorf("no Docker engine answers (start dockerd or set DOCKER_HOST): %w", err)
 	}
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -214,7 +214,8 @@ func (b *backend) memberIP(i int) netip.Addr {
 	return netip.AddrFrom4(a)
 }
 
-func (b *backend) zooCfg(i int) string {
+// zooCfg is the members' zoo.cfg (ZOO_CFG); ZOO_MY_ID tells them apart.
+func (b *backend) zooCfg() string {
 	cfg := b.cfg
 	tickMs := max(int(cfg.Tick/time.Millisecond), 1)
 	forceSync := "no"
@@ -233,7 +234,6 @@ func (b *backend) zooCfg(i int) string {
 			fmt.Fprintf(&s, "server.%d=%s:2888:3888\n", j+1, m.ip)
 		}
 	}
-	_ = i
 	return s.String()
 }
 
@@ -295,7 +295,7 @@ func (b *backend) create(ctx context.Context, t testing.TB, i int, image string)
 		AlwaysPullImage: false, // never pull: the image is local (checked in start)
 		Name:            fmt.Sprintf("zktest-%d-%s-zk%d", os.Getpid(), b.net.Name[:8], i+1),
 		Env: map[string]string{
-			"ZOO_CFG":   b.zooCfg(i),
+			"ZOO_CFG":   b.zooCfg(),
 			"ZOO_MY_ID": strconv.Itoa(i + 1),
 			"JVMFLAGS":  b.jvmFlags(),
 		},
