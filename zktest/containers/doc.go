@@ -35,7 +35,9 @@
 //
 // Cluster.Servers returns each member's address on the private network
 // (container IP, port 2181); the test process reaches it through the
-// network's bridge, and the address survives Kill/Stop/Start. Kill is
+// network's bridge, and the address survives Kill/Stop/Start (no port is
+// published on the host's other interfaces; 2181 is also published on a
+// random 127.0.0.1 port, see Container(i).MappedPort). Kill is
 // SIGKILL of the container, Stop a docker stop, Pause/Resume use the cgroup
 // freezer (docker pause/unpause). Partition and Heal install packet filters
 // (iptables) inside the members' network namespaces; the test process's
