@@ -2,7 +2,7 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all deps test unittest vet demo zk-start zk-stop bench reliability reliability-negative soak fmt
+.PHONY: all deps test unittest vet demo zk-start zk-stop zk-image bench reliability reliability-negative reliability-containers soak fmt
 
 all: test
 
@@ -11,10 +11,13 @@ deps:
 	@scripts/install-deps.sh
 
 ## test: go vet and the whole test suite with the race detector (real ZooKeeper),
-## the root module and contrib/prometheus
+## the root module, contrib/prometheus, then the containers backend's tests (its own module)
+## on the local Docker engine
 test: deps vet
 	$(GO) test -race -count=1 -timeout 20m ./...
 	cd contrib/prometheus && $(GO) test -race -count=1 ./...
+	@scripts/zk-image.sh --if-engine >/dev/null
+	cd zktest/containers && $(GO) test -race -count=1 -timeout 10m .
 
 ## unittest: the tests that need no ZooKeeper
 unittest:
@@ -26,6 +29,7 @@ vet:
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum not tidy: run go mod tidy"; exit 1; }
 	cd contrib/prometheus && $(GO) vet ./...
 	@cd contrib/prometheus && $(GO) mod tidy -diff || { echo "contrib/prometheus: go.mod/go.sum not tidy: run go mod tidy there"; exit 1; }
+	cd zktest/containers && $(GO) vet ./...
 
 ## demo: leader-only job runners against a local ZooKeeper it starts itself
 demo: deps
@@ -36,6 +40,10 @@ zk-start: deps
 	@scripts/zk-dev.sh start
 zk-stop:
 	@scripts/zk-dev.sh stop
+
+## zk-image: the ZooKeeper 3.8 image of the containers backend, from Debian packages (no registry)
+zk-image:
+	@scripts/zk-image.sh >/dev/null
 
 ## bench: zklock against Curator, kazoo, go-zookeeper and the ZooKeeper floors
 bench: deps
@@ -49,11 +57,15 @@ reliability: deps
 reliability-negative: deps
 	@scripts/reliability.sh negative
 
+## reliability-containers: S18-S20 (partitions, rolling restarts) on an ensemble in containers
+reliability-containers: deps zk-image
+	@scripts/reliability.sh containers
+
 ## soak: every scenario round-robin for SOAK_BUDGET (default 4h; checkpointed to soak.jsonl,
 ## resumable with the same RELIABILITY_OUT), then FuzzAPI for FUZZ_BUDGET (default 10m), then
 ## make reliability-containers when a Docker engine answers; ends with the table and the line
 ## soak: acquisitions=N fault_exposed=M faults=F violations=V upper95=X
-soak: deps
+soak: deps zk-image
 	@scripts/reliability.sh soak
 
 fmt:

@@ -47,6 +47,10 @@ type Scenario struct {
 	// Run numbers repeated runs of the scenario (the soak): its history is
 	// kept under RELIABILITY_KEEP/<name>/run-<Run> (0: <name>).
 	Run int
+	// Cluster, when set, starts the scenario's cluster of servers members
+	// instead of zktest.Start or StartEnsemble (for example in containers,
+	// see zktest/containers).
+	Cluster func(t testing.TB, servers int) *zktest.Cluster
 }
 
 // Result is one scenario's row of the report.
@@ -98,9 +102,12 @@ func Run(t testing.TB, sc *Scenario) Result {
 	}
 	opts := []zktest.Option{}
 	var c *zktest.Cluster
-	if sc.Servers >= 3 {
+	switch {
+	case sc.Cluster != nil:
+		c = sc.Cluster(t, sc.Servers)
+	case sc.Servers >= 3:
 		c = zktest.StartEnsemble(t, opts...)
-	} else {
+	default:
 		c = zktest.Start(t, opts...)
 	}
 	if sc.Nemesis != nil {

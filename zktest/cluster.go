@@ -32,7 +32,8 @@ const (
 	// EnvServers ("ZK_SERVERS", e.g. "10.0.0.1:2181,10.0.0.2:2181") makes
 	// Start and StartEnsemble return a Cluster over that existing ensemble.
 	EnvServers = "ZK_SERVERS"
-	// EnvBackend ("ZKTEST_BACKEND") is "local" (default) or "docker".
+	// EnvBackend ("ZKTEST_BACKEND") is "local" (the default and only
+	// value; containers are github.com/zklock/zklock/zktest/containers).
 	EnvBackend = "ZKTEST_BACKEND"
 )
 
@@ -67,8 +68,7 @@ type Cluster struct {
 //
 // The backend is chosen by the environment: ZK_SERVERS=host:port,... uses
 // that existing ensemble (options other than the start timeout are then
-// ignored, and fault controls return ErrUnsupported); ZKTEST_BACKEND=docker
-// uses containers (build tag zktest_docker); otherwise local java
+// ignored, and fault controls return ErrUnsupported); otherwise local java
 // processes on 127.0.0.1 with free ports and a fresh data directory under
 // t.TempDir().
 func Start(t testing.TB, opts ...Option) *Cluster {
@@ -101,9 +101,10 @@ func start(t testing.TB, n int, opts []Option) *Cluster {
 	case "", "local":
 		return startLocal(t, cfg)
 	case "docker":
-		return startDocker(t, cfg)
+		t.Fatalf("zktest: %s=docker: the docker CLI backend is gone; use github.com/zklock/zklock/zktest/containers (containers.Start(t, ...), on testcontainers-go)", EnvBackend)
+		return nil
 	default:
-		t.Fatalf("zktest: %s=%q: want \"local\" or \"docker\"", EnvBackend, b)
+		t.Fatalf("zktest: %s=%q: want \"local\" (containers: github.com/zklock/zklock/zktest/containers)", EnvBackend, b)
 		return nil
 	}
 }
@@ -120,7 +121,8 @@ func (c *Cluster) Servers() []string { return append([]string(nil), c.servers...
 // and Python clients expect.
 func (c *Cluster) ConnectString() string { return strings.Join(c.servers, ",") }
 
-// Backend returns "local", "external" (ZK_SERVERS) or "docker".
+// Backend returns "local", "external" (ZK_SERVERS), or the name another
+// backend gave NewCluster ("containers").
 func (c *Cluster) Backend() string { return c.backend }
 
 // DataDir returns member i's directory (its zoo.cfg and data/), or "" when

@@ -41,10 +41,10 @@
 // work; Kill, Stop, Start, Restart, Pause, Resume and Leader return
 // ErrUnsupported, and RequireFaults skips the test.
 //
-// ZKTEST_BACKEND=docker runs a standalone server in a container of the
-// official zookeeper image, driven through the docker CLI; it is compiled
-// only with the build tag zktest_docker, and skips the test when no Docker
-// engine answers (see docker.go for why not testcontainers-go).
+// Ensembles in containers, with partitions between members, are in the
+// separate module github.com/zklock/zklock/zktest/containers (on
+// testcontainers-go): containers.Start returns a Cluster that embeds this
+// package's, built with NewCluster over a Controller.
 //
 // # TLS
 //

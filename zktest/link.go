@@ -12,6 +12,7 @@ import (
 // link is one client connection through the proxy and its upstream.
 type link struct {
 	client net.Conn
+	member int
 	mu     sync.Mutex
 	server net.Conn
 	done   chan struct{}
@@ -54,7 +55,7 @@ func (p *Proxy) acceptLoop(ln net.Listener, member int) {
 		if err != nil {
 			return // listener closed
 		}
-		l := &link{client: conn, done: make(chan struct{})}
+		l := &link{client: conn, member: member, done: make(chan struct{})}
 		p.mu.Lock()
 		select {
 		case <-p.closed:
@@ -70,19 +71,35 @@ func (p *Proxy) acceptLoop(ln net.Listener, member int) {
 	}
 }
 
-// waitGate blocks while the proxy is blackholed; false if the link or the
-// proxy closed meanwhile.
+// waitGate blocks while the proxy is blackholed or the link's member is
+// isolated; false if the link or the proxy closed meanwhile.
 func (p *Proxy) waitGate(l *link) bool {
-	p.mu.Lock()
-	g := p.gate
-	p.mu.Unlock()
-	select {
-	case <-g:
-		return true
-	case <-l.done:
-		return false
-	case <-p.closed:
-		return false
+	for {
+		p.mu.Lock()
+		g, cut := p.gate, p.cutoff[l.member]
+		p.mu.Unlock()
+		if cut == nil {
+			select {
+			case <-g:
+			case <-l.done:
+				return false
+			case <-p.closed:
+				return false
+			}
+			p.mu.Lock()
+			cut = p.cutoff[l.member]
+			p.mu.Unlock()
+			if cut == nil {
+				return true
+			}
+		}
+		select {
+		case <-cut:
+		case <-l.done:
+			return false
+		case <-p.closed:
+			return false
+		}
 	}
 }
 
@@ -94,6 +111,12 @@ func (p *Proxy) serve(l *link, member int) {
 		delete(p.links, l)
 		p.mu.Unlock()
 	}()
+	p.mu.Lock()
+	isolated := p.cutoff[l.member] != nil
+	p.mu.Unlock()
+	if isolated { // Isolate: a new connection is refused (closed at once)
+		return
+	}
 	if !p.waitGate(l) { // blackholed: accept but never answer
 		return
 	}

@@ -27,7 +27,8 @@ type Proxy struct {
 
 	mu     sync.Mutex
 	links  map[*link]struct{}
-	gate   chan struct{} // closed while forwarding is allowed
+	gate   chan struct{}         // closed while forwarding is allowed
+	cutoff map[int]chan struct{} // isolated members: closed by Heal
 	counts map[int32]int
 
 	dropCreate atomic.Bool
@@ -49,6 +50,7 @@ func (c *Cluster) Proxy(t testing.TB) *Proxy {
 		links:   map[*link]struct{}{},
 		gate:    make(chan struct{}),
 		counts:  map[int32]int{},
+		cutoff:  map[int]chan struct{}{},
 		closed:  make(chan struct{}),
 	}
 	close(p.gate)
@@ -132,7 +134,24 @@ func (p *Proxy) Blackhole() {
 	}
 }
 
-// Heal ends a Blackhole.
+// Isolate cuts this proxy's clients off from some members only (as in a
+// partition that leaves the client with the other members), while the
+// members keep serving everyone else: open connections to them are
+// blackholed (see Blackhole), and new ones are closed at once, as a
+// refused connection would be, so that a client moves on to another
+// member without waiting for its handshake timeout. Out-of-range indexes
+// are ignored. Heal ends it.
+func (p *Proxy) Isolate(members ...int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, m := range members {
+		if m >= 0 && m < len(p.listeners) && p.cutoff[m] == nil {
+			p.cutoff[m] = make(chan struct{})
+		}
+	}
+}
+
+// Heal ends a Blackhole and every Isolate.
 func (p *Proxy) Heal() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -140,6 +159,10 @@ func (p *Proxy) Heal() {
 	case <-p.gate:
 	default:
 		close(p.gate)
+	}
+	for m, g := range p.cutoff {
+		close(g)
+		delete(p.cutoff, m)
 	}
 }
 

@@ -1,0 +1,412 @@
+package containers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	tcexec "github.com/testcontainers/testcontainers-go/exec"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+	tcnetwork "github.com/testcontainers/testcontainers-go/network"
+	"github.com/testcontainers/testcontainers-go/wait"
+	"github.com/zklock/zklock/zktest"
+)
+
+// EnvImage ("ZKTEST_IMAGE") names the local image members run; DefaultImage
+// when unset.
+const EnvImage = "ZKTEST_IMAGE"
+
+// DefaultImage is the tag scripts/zk-image.sh gives the image it builds.
+const DefaultImage = "zklock/zookeeper:3.8"
+
+// ClientPort is the members' client port, on their container addresses.
+const ClientPort = 2181
+
+// Errors of this package; test them with errors.Is.
+var (
+	// ErrNoImage: the image is not on the local engine (nothing is pulled).
+	ErrNoImage = errors.New("zktest/containers: image not found on the local Docker engine")
+	// ErrBadPartition: Partition's groups do not name every member once.
+	ErrBadPartition = errors.New("zktest/containers: bad partition")
+)
+
+func init() {
+	// The reaper's image would have to be pulled; see the package doc.
+	if _, ok := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !ok {
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
+}
+
+// Cluster is a ZooKeeper standalone server or ensemble in containers. It
+// embeds *zktest.Cluster, so it has the same API as the process backend
+// (Servers, Kill, Stop, Start, Restart, Pause, Resume, Leader, WaitServing,
+// FourLetter, Expire, Connect, Dialer, Proxy, ...), and adds partitions.
+// All methods are safe for concurrent use.
+type Cluster struct {
+	*zktest.Cluster
+	b *backend
+}
+
+type member struct {
+	mu      sync.Mutex // serialises faults on this member
+	ctr     testcontainers.Container
+	ip      netip.Addr
+	running bool
+	paused  bool
+	logs    *logSink
+}
+
+type backend struct {
+	cfg      zktest.Settings
+	provider *testcontainers.DockerProvider
+	net      *testcontainers.DockerNetwork
+	gateway  netip.Addr
+	members  []*member
+
+	pmu     sync.Mutex
+	groups  map[int]int // member (or Host) -> group; nil: no partition
+	reject  map[int]bool
+	applied []string // per member: the last ruleset installed
+}
+
+// Start starts a standalone ZooKeeper server (or WithServers(n) members) in
+// containers on a fresh private network and returns when the ensemble
+// serves. Options are zktest's; WithLogOutput receives the members' logs
+// through a testcontainers log consumer, prefixed "zk<N> ". Containers and
+// network are removed in t.Cleanup; stale ones of killed test binaries are
+// removed first.
+//
+// It must be called from the test's goroutine. It skips the test when no
+// Docker engine answers, and fails it when the image is missing (build it
+// with scripts/zk-image.sh) or the members do not serve within the start
+// timeout (the error quotes the members' last log lines).
+func Start(t testing.TB, opts ...zktest.Option) *Cluster {
+	t.Helper()
+	return start(t, 1, opts)
+}
+
+// StartEnsemble is Start with 3 members unless WithServers says otherwise.
+func StartEnsemble(t testing.TB, opts ...zktest.Option) *Cluster {
+	t.Helper()
+	return start(t, 3, opts)
+}
+
+func start(t testing.TB, n int, opts []zktest.Option) *Cluster {
+	t.Helper()
+	cfg := zktest.Resolve(n, opts...)
+	if cfg.Servers < 1 {
+		t.Fatalf("zktest/containers: WithServers(%d): need at least 1 server", cfg.Servers)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartTimeout)
+	defer cancel()
+	p, err := Engine(ctx, testcontainers.WithLogger(tclog.TestLogger(t)))
+	if err != nil {
+		t.Skipf("zktest/containers: %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	Reap(ctx, p)
+	image := Image()
+	if _, err := p.Client().ImageInspect(ctx, image); err != nil {
+		t.Fatalf("%v: %s (%v); build it with scripts/zk-image.sh (make zk-image), or set %s to a local image", ErrNoImage, image, err, EnvImage)
+	}
+	b := &backend{cfg: cfg, provider: p, applied: make([]string, cfg.Servers)}
+	if err := b.createNetwork(ctx, t); err != nil {
+		t.Fatal(err)
+	}
+	servers := make([]string, cfg.Servers)
+	for i := range cfg.Servers {
+		m := &member{ip: b.memberIP(i), logs: newLogSink(fmt.Sprintf("zk%d ", i+1), cfg.LogOutput)}
+		b.members = append(b.members, m)
+		servers[i] = net.JoinHostPort(m.ip.String(), strconv.Itoa(ClientPort))
+	}
+	// Members are created in parallel: an ensemble member waits for its
+	// peers only in the cluster-wide WaitServing below.
+	errs := make([]error, cfg.Servers)
+	var wg sync.WaitGroup
+	for i := range cfg.Servers {
+		wg.Go(func() { errs[i] = b.create(ctx, t, i, image) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("zktest/containers: start: %v%s", err, b.tails())
+	}
+	c := &Cluster{Cluster: zktest.NewCluster("containers", servers, b, opts...), b: b}
+	if err := c.WaitServing(ctx); err != nil {
+		t.Fatalf("zktest/containers: ensemble did not serve: %v%s", err, b.tails())
+	}
+	return c
+}
+
+// Image returns the image members run: $ZKTEST_IMAGE or DefaultImage.
+func Image() string {
+	if s := os.Getenv(EnvImage); s != "" {
+		return s
+	}
+	return DefaultImage
+}
+
+// Engine connects to the Docker engine (DOCKER_HOST or the default socket)
+// and checks that it answers; the error says what is wrong. The caller
+// closes the provider.
+func Engine(ctx context.Context, opts ...testcontainers.DockerProviderOption) (*testcontainers.DockerProvider, error) {
+	p, err := testcontainers.NewDockerProvider(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("no Docker engine answers (start dockerd or set DOCKER_HOST): %w", err)
+	}
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := p.Client().Ping(hctx, client.PingOptions{}); err != nil {
+		p.Close()
+		return nil, fmt.Errorf("no Docker engine answers (start dockerd or set DOCKER_HOST): %w", err)
+	}
+	return p, nil
+}
+
+// createNetwork makes the cluster's bridge network on a random 10.x.y.0/24
+// subnet (so members can have fixed addresses), retrying on overlaps.
+func (b *backend) createNetwork(ctx context.Context, t testing.TB) error {
+	var last error
+	for range 20 {
+		prefix := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(160 + rand.IntN(64)), byte(rand.IntN(256)), 0}), 24)
+		gw := prefix.Addr().Next()
+		nw, err := tcnetwork.New(ctx,
+			tcnetwork.WithLabels(ownerLabels()),
+			tcnetwork.WithIPAM(&network.IPAM{Driver: "default", Config: []network.IPAMConfig{{Subnet: prefix, Gateway: gw}}}))
+		if err != nil {
+			last = err
+			if strings.Contains(err.Error(), "overlap") || strings.Contains(err.Error(), "in use") {
+				continue
+			}
+			return fmt.Errorf("zktest/containers: create network: %w", err)
+		}
+		b.net, b.gateway = nw, gw
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := nw.Remove(ctx); err != nil {
+				t.Errorf("zktest/containers: cleanup: remove network %s: %v", nw.Name, err)
+			}
+		})
+		return nil
+	}
+	return fmt.Errorf("zktest/containers: no free subnet for the cluster's network: %w", last)
+}
+
+// memberIP is member i's fixed address: .10, .11, ... of the subnet.
+func (b *backend) memberIP(i int) netip.Addr {
+	a := b.gateway.As4()
+	a[3] = byte(10 + i)
+	return netip.AddrFrom4(a)
+}
+
+// zooCfg is the members' zoo.cfg (ZOO_CFG); ZOO_MY_ID tells them apart.
+func (b *backend) zooCfg() string {
+	cfg := b.cfg
+	tickMs := max(int(cfg.Tick/time.Millisecond), 1)
+	forceSync := "no"
+	if cfg.Fsync {
+		forceSync = "yes"
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "tickTime=%d\ninitLimit=%d\nsyncLimit=%d\n", tickMs, cfg.InitLimit, cfg.SyncLimit)
+	fmt.Fprintf(&s, "dataDir=/data\nclientPort=%d\n", ClientPort)
+	fmt.Fprintf(&s, "minSessionTimeout=%d\nmaxSessionTimeout=60000\n", 2*tickMs)
+	fmt.Fprintf(&s, "forceSync=%s\npreAllocSize=4096\nmaxClientCnxns=0\n", forceSync)
+	s.WriteString("4lw.commands.whitelist=*\nadmin.enableServer=false\n")
+	if len(b.members) > 1 {
+		s.WriteString("reconfigEnabled=false\n")
+		for j, m := range b.members {
+			fmt.Fprintf(&s, "server.%d=%s:2888:3888\n", j+1, m.ip)
+		}
+	}
+	return s.String()
+}
+
+func (b *backend) jvmFlags() string {
+	cfg := b.cfg
+	props := map[string]string{
+		"zookeeper.4lw.commands.whitelist":       "*",
+		"zookeeper.admin.enableServer":           "false",
+		"zookeeper.extendedTypesEnabled":         "true",
+		"zookeeper.jmx.log4j.disable":            "true",
+		"znode.container.checkIntervalMs":        strconv.Itoa(max(int(cfg.ContainerCheck/time.Millisecond), 1)),
+		"java.net.preferIPv4Stack":               "true",
+		"org.slf4j.simpleLogger.showDateTime":    "true",
+		"org.slf4j.simpleLogger.dateTimeFormat":  "HH:mm:ss.SSS",
+		"org.slf4j.simpleLogger.defaultLogLevel": "warn",
+	}
+	if cfg.LogOutput != nil {
+		props["org.slf4j.simpleLogger.defaultLogLevel"] = "info"
+	}
+	for k, v := range cfg.Props {
+		props[k] = v
+	}
+	args := []string{"-Xmx" + cfg.Heap, "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:-UsePerfData"}
+	args = append(args, cfg.JVMFlags...)
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		args = append(args, "-D"+k+"="+props[k])
+	}
+	return strings.Join(args, " ")
+}
+
+// fourLetterCmd runs a four-letter word against the member's own loopback,
+// from inside its container (so it works whatever the partition). It gives
+// up after 2s: a server still loading its database may never close the
+// socket of an early command.
+func fourLetterCmd(word string) []string {
+	return []string{"timeout", "2", "bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/2181 && printf " + word + " >&3 && cat <&3"}
+}
+
+// create creates and starts member i's container; it is ready once the
+// server answers ruok (and, standalone, reports a Mode in srvr).
+func (b *backend) create(ctx context.Context, t testing.TB, i int, image string) error {
+	m := b.members[i]
+	ready := wait.ForAll(wait.ForExec(fourLetterCmd("ruok")).
+		WithResponseMatcher(func(r io.Reader) bool { return contains(r, "imok") }).
+		WithPollInterval(100 * time.Millisecond))
+	if len(b.members) == 1 {
+		ready = wait.ForAll(ready, srvrReady{})
+	}
+	ready = ready.WithDeadline(b.cfg.StartTimeout)
+	labels := ownerLabels()
+	labels[labelMember] = strconv.Itoa(i + 1)
+	req := testcontainers.ContainerRequest{
+		Image:           image,
+		AlwaysPullImage: false, // never pull: the image is local (checked in start)
+		Name:            fmt.Sprintf("zktest-%d-%s-zk%d", os.Getpid(), b.net.Name[:8], i+1),
+		Env: map[string]string{
+			"ZOO_CFG":   b.zooCfg(),
+			"ZOO_MY_ID": strconv.Itoa(i + 1),
+			"JVMFLAGS":  b.jvmFlags(),
+		},
+		Labels:         labels,
+		Networks:       []string{b.net.Name},
+		NetworkAliases: map[string][]string{b.net.Name: {fmt.Sprintf("zk%d", i+1)}},
+		EndpointSettingsModifier: func(eps map[string]*network.EndpointSettings) {
+			if ep := eps[b.net.Name]; ep != nil {
+				ep.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: m.ip}
+			}
+		},
+		// Only the client port is published, and on loopback only
+		// (testcontainers would publish the image's EXPOSEd ports on every
+		// interface); the cluster's clients use the container addresses.
+		ExposedPorts: []string{"2181/tcp"},
+		HostConfigModifier: func(hc *container.HostConfig) {
+			hc.CapAdd = append(hc.CapAdd, "NET_ADMIN") // iptables for Partition
+			hc.PublishAllPorts = false
+			hc.PortBindings = network.PortMap{network.MustParsePort("2181/tcp"): {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: "0"}}}
+		},
+		WaitingFor:     ready,
+		LogConsumerCfg: &testcontainers.LogConsumerConfig{Consumers: []testcontainers.LogConsumer{m.logs}},
+		LifecycleHooks: []testcontainers.ContainerLifecycleHooks{{
+			// A restarted container has a fresh network namespace: put the
+			// current partition back before the server talks to anyone.
+			PostStarts: []testcontainers.ContainerHook{func(ctx context.Context, c testcontainers.Container) error {
+				return b.applyRules(ctx, i, c, true)
+			}},
+		}},
+	}
+	ctr, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true,
+		Logger: tclog.TestLogger(t)})
+	if ctr != nil {
+		m.ctr = ctr
+		t.Cleanup(func() {
+			if err := testcontainers.TerminateContainer(ctr, testcontainers.StopTimeout(0), testcontainers.RemoveVolumes()); err != nil {
+				t.Errorf("zktest/containers: cleanup: %v", err)
+			}
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("member %d: %w", i, err)
+	}
+	m.running = true
+	return nil
+}
+
+func (b *backend) tails() string {
+	var s strings.Builder
+	for i, m := range b.members {
+		if tail := m.logs.Tail(); tail != "" {
+			fmt.Fprintf(&s, "\n--- zk%d log tail ---\n%s", i+1, tail)
+		}
+	}
+	return s.String()
+}
+
+// Container returns member i's testcontainers container (nil if out of
+// range), for anything this package does not wrap.
+func (c *Cluster) Container(i int) testcontainers.Container {
+	if i < 0 || i >= len(c.b.members) {
+		return nil
+	}
+	return c.b.members[i].ctr
+}
+
+// Network returns the name of the cluster's private Docker network.
+func (c *Cluster) Network() string { return c.b.net.Name }
+
+// FourLetterInside sends a four-letter word to member i from inside its
+// container (its own loopback), so it answers even while Partition cuts
+// the member off from the test process. It fails for a stopped or paused
+// member, or after 5s.
+func (c *Cluster) FourLetterInside(i int, word string) (string, error) {
+	if i < 0 || i >= len(c.b.members) {
+		return "", fmt.Errorf("zktest/containers: server index %d out of range [0,%d)", i, len(c.b.members))
+	}
+	if len(word) != 4 || strings.Trim(word, "abcdefghijklmnopqrstuvwxyz") != "" {
+		return "", fmt.Errorf("zktest/containers: four-letter command %q is not 4 lowercase letters", word)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	code, out, err := c.b.members[i].ctr.Exec(ctx, fourLetterCmd(word), tcexec.Multiplexed())
+	if err != nil {
+		return "", fmt.Errorf("zktest/containers: %s inside zk%d: %w", word, i+1, err)
+	}
+	body := readAll(out)
+	if code != 0 {
+		return body, fmt.Errorf("zktest/containers: %s inside zk%d: exit %d: %s", word, i+1, code, strings.TrimSpace(body))
+	}
+	return body, nil
+}
+
+// Mode returns member i's Mode from srvr (leader, follower, standalone),
+// asked from inside its container; an error quotes a non-serving answer.
+func (c *Cluster) Mode(i int) (string, error) {
+	out, err := c.FourLetterInside(i, "srvr")
+	if err != nil {
+		return "", err
+	}
+	if m, ok := modeOf(out); ok {
+		return m, nil
+	}
+	return "", fmt.Errorf("zktest/containers: zk%d not serving: %q", i+1, strings.TrimSpace(out))
+}
+
+func modeOf(srvr string) (string, bool) {
+	for _, line := range strings.Split(srvr, "\n") {
+		if m, ok := strings.CutPrefix(line, "Mode: "); ok {
+			return strings.TrimSpace(m), true
+		}
+	}
+	return "", false
+}

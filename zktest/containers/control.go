@@ -1,0 +1,194 @@
+package containers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/client"
+	tcexec "github.com/testcontainers/testcontainers-go/exec"
+	"github.com/testcontainers/testcontainers-go/wait"
+	"github.com/zklock/zklock/zktest"
+)
+
+// The zktest.Controller of the containers: NewCluster maps Cluster.Kill,
+// Stop, Start, Pause and Resume onto these.
+
+const faultTimeout = 60 * time.Second
+
+func (b *backend) id(i int) string { return b.members[i].ctr.GetContainerID() }
+
+func (b *backend) notRunning(i int) error {
+	return fmt.Errorf("%w (container zk%d is stopped)", zktest.ErrNotRunning, i+1)
+}
+
+// unpauseLocked resumes a paused member, so it can be killed or stopped.
+func (b *backend) unpauseLocked(ctx context.Context, i int) error {
+	m := b.members[i]
+	if !m.paused {
+		return nil
+	}
+	if _, err := b.provider.Client().ContainerUnpause(ctx, b.id(i), client.ContainerUnpauseOptions{}); err != nil {
+		return fmt.Errorf("zktest/containers: unpause zk%d: %w", i+1, err)
+	}
+	m.paused = false
+	return nil
+}
+
+// Kill implements zktest.Controller: SIGKILL, then wait until the
+// container is no longer running.
+func (b *backend) Kill(i int) error {
+	m := b.members[i]
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.running {
+		return b.notRunning(i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), faultTimeout)
+	defer cancel()
+	if err := b.unpauseLocked(ctx, i); err != nil {
+		return err
+	}
+	if _, err := b.provider.Client().ContainerKill(ctx, b.id(i), client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+		return fmt.Errorf("zktest/containers: kill zk%d: %w", i+1, err)
+	}
+	for {
+		st, err := m.ctr.State(ctx)
+		if err != nil {
+			return fmt.Errorf("zktest/containers: kill zk%d: %w", i+1, err)
+		}
+		if !st.Running {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("zktest/containers: zk%d still running after SIGKILL: %w", i+1, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	m.running = false
+	return nil
+}
+
+// Stop implements zktest.Controller: docker stop (SIGTERM, SIGKILL after
+// 10s).
+func (b *backend) Stop(i int) error {
+	m := b.members[i]
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.running {
+		return b.notRunning(i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), faultTimeout)
+	defer cancel()
+	if err := b.unpauseLocked(ctx, i); err != nil {
+		return err
+	}
+	grace := 10 * time.Second
+	if err := m.ctr.Stop(ctx, &grace); err != nil {
+		return fmt.Errorf("zktest/containers: stop zk%d: %w", i+1, err)
+	}
+	m.running = false
+	return nil
+}
+
+// Start implements zktest.Controller: docker start, running the
+// container's lifecycle hooks (the partition is re-applied) and its wait
+// strategy (ruok). The cluster-wide wait is zktest.Cluster.Start's.
+func (b *backend) Start(i int) error {
+	m := b.members[i]
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.running {
+		return fmt.Errorf("zktest/containers: server %d is already running", i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.StartTimeout)
+	defer cancel()
+	if err := m.ctr.Start(ctx); err != nil {
+		st, _ := m.ctr.State(ctx)
+		if st != nil && st.Running {
+			m.running = true
+		}
+		return fmt.Errorf("zktest/containers: start zk%d: %w%s", i+1, err, "\n"+m.logs.Tail())
+	}
+	m.running = true
+	return nil
+}
+
+// Pause implements zktest.Controller: the cgroup freezer (docker pause).
+func (b *backend) Pause(i int) error {
+	m := b.members[i]
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.running {
+		return b.notRunning(i)
+	}
+	if m.paused {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), faultTimeout)
+	defer cancel()
+	if _, err := b.provider.Client().ContainerPause(ctx, b.id(i), client.ContainerPauseOptions{}); err != nil {
+		return fmt.Errorf("zktest/containers: pause zk%d: %w", i+1, err)
+	}
+	m.paused = true
+	return nil
+}
+
+// Resume implements zktest.Controller (docker unpause).
+func (b *backend) Resume(i int) error {
+	m := b.members[i]
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.running {
+		return b.notRunning(i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), faultTimeout)
+	defer cancel()
+	return b.unpauseLocked(ctx, i)
+}
+
+// Live implements zktest.Controller: started, not paused, and not cut
+// off from the test process by Partition (so WaitServing, Leader and
+// Expire only ask members that can answer).
+func (b *backend) Live(i int) bool {
+	m := b.members[i]
+	m.mu.Lock()
+	up := m.running && !m.paused
+	m.mu.Unlock()
+	return up && b.hostReaches(i)
+}
+
+// srvrReady is a wait strategy: the server reports a Mode in srvr, i.e.
+// it serves clients.
+type srvrReady struct{}
+
+func (srvrReady) WaitUntilReady(ctx context.Context, target wait.StrategyTarget) error {
+	for {
+		_, out, err := target.Exec(ctx, fourLetterCmd("srvr"), tcexecMultiplexed)
+		if err == nil {
+			if _, ok := modeOf(readAll(out)); ok {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("srvr: no Mode: %w", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func readAll(r io.Reader) string {
+	if r == nil {
+		return ""
+	}
+	b, _ := io.ReadAll(r)
+	return string(b)
+}
+
+func contains(r io.Reader, s string) bool { return strings.Contains(readAll(r), s) }
+
+var tcexecMultiplexed = tcexec.Multiplexed()

@@ -1,0 +1,47 @@
+// Package containers runs zktest clusters as Docker containers through
+// testcontainers-go: one container per ZooKeeper member, each with its own
+// address on a private Docker network created for the cluster, so that
+// tests can partition members from each other (Partition, Heal), which
+// servers sharing 127.0.0.1 cannot do.
+//
+// It is its own Go module (github.com/zklock/zklock/zktest/containers), so
+// that the zklock module keeps its short dependency list; only tests that
+// want containers add this one:
+//
+//	go get github.com/zklock/zklock/zktest/containers
+//
+// # Image
+//
+// No image is ever pulled. The members run the local image named by
+// ZKTEST_IMAGE (default "zklock/zookeeper:3.8"), which scripts/zk-image.sh
+// (make zk-image) builds from Debian bookworm packages with mmdebstrap and
+// docker import, without any registry. Start fails the test with that hint
+// when the image is missing. A user whose CI can pull images may set
+// ZKTEST_IMAGE to an image of their own built the same way (its entrypoint
+// must honour ZOO_CFG, ZOO_MY_ID and JVMFLAGS as zk-image.sh's does).
+//
+// # Reaper
+//
+// testcontainers-go's reaper (Ryuk) runs from an image that must be pulled,
+// so this package sets TESTCONTAINERS_RYUK_DISABLED=true when the variable is
+// unset. Instead, every container and network it creates is labelled with
+// the test binary's pid and start time, removed by the test's t.Cleanup,
+// and, if the binary was killed before its clean-up ran, removed by the
+// next Start in any test binary. Users with a registry can turn Ryuk back
+// on with TESTCONTAINERS_RYUK_DISABLED=false (it then also removes the
+// containers of a killed binary within seconds).
+//
+// # Addresses and faults
+//
+// Cluster.Servers returns each member's address on the private network
+// (container IP, port 2181); the test process reaches it through the
+// network's bridge, and the address survives Kill/Stop/Start (no port is
+// published on the host's other interfaces; 2181 is also published on a
+// random 127.0.0.1 port, see Container(i).MappedPort). Kill is
+// SIGKILL of the container, Stop a docker stop, Pause/Resume use the cgroup
+// freezer (docker pause/unpause). Partition and Heal install packet filters
+// (iptables) inside the members' network namespaces; the test process's
+// own connections count as the member Host.
+//
+// Tests skip (t.Skip, with the reason) only when no Docker engine answers.
+package containers
