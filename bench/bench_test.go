@@ -17,22 +17,31 @@ import (
 
 var (
 	full    = flag.Bool("bench.full", false, "run the full benchmark suite (make bench)")
-	outJSON = flag.String("bench.json", "", "write the raw numbers of -bench.full here")
+	outJSON = flag.String("bench.json", "", "write the raw numbers of -bench.full here (and the HTML report beside them)")
+	reps    = flag.Int("bench.reps", 0, "repetitions of -bench.full (0: DefaultConfig's)")
 )
 
 // serverOpts: ZooKeeper's own defaults where zktest's differ (tick 2s,
 // containers swept every minute, the JVM's optimising compiler), and fsync
 // on.
-func serverOpts() []zktest.Option {
-	return []zktest.Option{zktest.WithFsync(true), zktest.WithTickTime(2 * time.Second),
+// BENCH_ZK_LOG=path appends the servers' logs to path.
+func serverOpts(t *testing.T) []zktest.Option {
+	opts := []zktest.Option{zktest.WithFsync(true), zktest.WithTickTime(2 * time.Second),
 		zktest.WithContainerCheckInterval(time.Minute), zktest.WithHeap("512m"),
 		zktest.WithJVMFlags("-XX:TieredStopAtLevel=4")}
+	if path := os.Getenv("BENCH_ZK_LOG"); path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = f.Close() })
+		opts = append(opts, zktest.WithLogOutput(f))
+	}
+	return opts
 }
 
 // server starts the standalone server with a delaying proxy in front of
 // it and, with ensemble, a 3-member ensemble beside it.
 func server(t *testing.T, ensemble bool) Server {
-	c := zktest.Start(t, serverOpts()...)
+	c := zktest.Start(t, serverOpts(t)...)
 	p := c.Proxy(t)
 	srv := Server{
 		Addr:       c.Servers()[0],
@@ -40,7 +49,7 @@ func server(t *testing.T, ensemble bool) Server {
 		Delayed:    &Delayer{Addr: p.Addrs()[0], SetDelay: p.SetDelay},
 	}
 	if ensemble {
-		e := zktest.StartEnsemble(t, serverOpts()...)
+		e := zktest.StartEnsemble(t, serverOpts(t)...)
 		leader, err := e.Leader()
 		require.NoError(t, err)
 		for i, a := range e.Servers() {
@@ -60,7 +69,11 @@ func TestBench(t *testing.T) {
 		t.Skip("the benchmark suite runs with -bench.full (make bench)")
 	}
 	srv := server(t, true)
-	rep, err := Suite(DefaultConfig(), srv, os.Stdout)
+	cfg := DefaultConfig()
+	if *reps > 0 {
+		cfg.Reps = *reps
+	}
+	rep, err := Suite(cfg, srv, os.Stdout)
 	require.NoError(t, err)
 	if *outJSON != "" {
 		require.NoError(t, rep.WriteJSON(*outJSON))

@@ -247,9 +247,13 @@ func lineChart(title, yLabel string, xs []string, ss []series) string {
 	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-size=\"11\">\n", w, h)
 	fmt.Fprintf(&b, "<text x=\"4\" y=\"14\" font-weight=\"bold\" font-size=\"13\">%s</text>\n", esc(title))
 	fmt.Fprintf(&b, "<text x=\"12\" y=\"%d\" fill=\"#555\" text-anchor=\"middle\" transform=\"rotate(-90 12 %d)\">%s</text>\n", top+int(ph/2), top+int(ph/2), esc(yLabel))
-	for k := 0; k <= 4; k++ {
-		v := maxY * float64(k) / 4
-		y := float64(top) + ph - ph*float64(k)/4
+	ticks := 4
+	if m := maxY / math.Pow(10, math.Floor(math.Log10(maxY))); m > 4.5 && m < 5.5 {
+		ticks = 5 // 5 × 10^k: steps of 10^k
+	}
+	for k := 0; k <= ticks; k++ {
+		v := maxY * float64(k) / float64(ticks)
+		y := float64(top) + ph - ph*float64(k)/float64(ticks)
 		fmt.Fprintf(&b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n", left, y, float64(left)+pw, y)
 		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", left-4, y+4, esc(short(v)))
 	}
