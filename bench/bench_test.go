@@ -88,10 +88,10 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 	srv := server(t, true)
 	cfg := Config{
 		Reps: 1, Warm: 20 * time.Millisecond, Uncontended: 150 * time.Millisecond,
-		Contended: 300 * time.Millisecond, Contenders: 3, Goroutines: 4,
+		Contended: 400 * time.Millisecond, Contenders: 3, Goroutines: 4,
 		Herd: []int{3}, AllocRuns: 5, Census: 100 * time.Millisecond,
 		RTTs:             []time.Duration{2 * time.Millisecond},
-		PhaseUncontended: 100 * time.Millisecond, PhaseContended: 200 * time.Millisecond,
+		PhaseUncontended: 100 * time.Millisecond, PhaseContended: 500 * time.Millisecond,
 	}
 	var log strings.Builder
 	rep, err := Suite(cfg, srv, &log)

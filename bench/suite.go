@@ -36,11 +36,11 @@ type Config struct {
 // 2-core machine.
 func DefaultConfig() Config {
 	return Config{
-		Reps: 3, Warm: 300 * time.Millisecond, Uncontended: 1500 * time.Millisecond,
-		Contended: 3 * time.Second, Contenders: 8, Goroutines: 64,
+		Reps: 3, Warm: 300 * time.Millisecond, Uncontended: 1200 * time.Millisecond,
+		Contended: 2500 * time.Millisecond, Contenders: 8, Goroutines: 64,
 		Herd: []int{10, 100, 1000}, AllocRuns: 200, Census: time.Second,
 		RTTs:             []time.Duration{500 * time.Microsecond, 2 * time.Millisecond},
-		PhaseUncontended: 1200 * time.Millisecond, PhaseContended: 2 * time.Second,
+		PhaseUncontended: time.Second, PhaseContended: 1500 * time.Millisecond,
 	}
 }
 
@@ -144,6 +144,9 @@ type phase struct {
 
 func (ph phase) rttMS() float64 { return float64(ph.rtt) / float64(time.Millisecond) }
 
+// maxChain bounds the handoff floors' chains.
+const maxChain = 2000
+
 // phaseTarget: the peers measured in every phase (the other recipes and
 // floor-cycle+exists only directly on the standalone server).
 func phaseTarget(name string) bool {
@@ -185,7 +188,9 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 		targets = append(targets, &driver{name: KazooLock, recipe: "lock", proc: p})
 	}
 	add := func(r Record) { rep.Records = append(rep.Records, r) }
-	say := func(format string, args ...any) { _, _ = fmt.Fprintf(log, format+"\n", args...) }
+	say := func(format string, args ...any) {
+		_, _ = fmt.Fprintf(log, "%6.1fs "+format+"\n", append([]any{time.Since(began).Seconds()}, args...)...)
+	}
 	zkPID := serverPID(srv.Addr)
 	meter := func(ph phase, t string) *cpuMeter {
 		m := &cpuMeter{client: t}
@@ -326,13 +331,14 @@ func runPhase(cfg Config, ph phase, i int, meter func(phase, string) *cpuMeter, 
 		say("rep %d %-14s %-22s uncontended %8.0f cycles/s p50 %v p99 %v", i, tag, t.Name(), r.PerSec, r.P50, r.P99)
 		rec(t.Name(), measureUnc, r)
 	}
-	// The handoff floors: chains about as long as the contended runs.
+	// The handoff floors: chains about as long as the contended runs, at
+	// most maxChain nodes (each made before the clock starts).
 	for _, f := range []struct {
 		name string
 		run  func(servers []string, dir string, n int) (Run, error)
 		cost time.Duration // about one handoff's time
-	}{{FloorHandoff, floorHandoff, 400*time.Microsecond + ph.rtt}, {FloorListed, floorListed, 600*time.Microsecond + 2*ph.rtt}} {
-		n := max(20, int(ph.con/f.cost))
+	}{{FloorHandoff, floorHandoff, 500*time.Microsecond + ph.rtt}, {FloorListed, floorListed, time.Millisecond + 2*ph.rtt}} {
+		n := min(maxChain, max(20, int(ph.con/f.cost)))
 		m := meter(ph, "self")
 		m.start()
 		r, err := f.run(ph.servers, fmt.Sprintf("/bench/%s/c%d-%s", f.name, i, tag), n)
