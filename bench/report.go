@@ -230,30 +230,63 @@ type series struct {
 	ys   []float64
 }
 
-// lineChart draws series over categorical x values, y from 0.
-func lineChart(title, yLabel string, xs []string, ss []series) string {
+// lineChart draws series over categorical x values, y linear from 0 or,
+// with logY, logarithmic (for figures that span decades).
+func lineChart(title, yLabel string, xs []string, ss []series, logY bool) string {
 	const w, h, left, right, top, bottom = 400, 260, 62, 130, 26, 34
 	pw, ph := float64(w-left-right), float64(h-top-bottom)
-	maxY := 0.0
+	maxY, minY := 0.0, math.Inf(1)
 	for _, s := range ss {
 		for _, y := range s.ys {
 			if !math.IsNaN(y) {
 				maxY = math.Max(maxY, y)
+				if y > 0 {
+					minY = math.Min(minY, y)
+				}
 			}
 		}
 	}
 	maxY = niceCeil(maxY)
+	var tickVals []float64
+	// yOf maps a value to its height above the axis, 0..ph.
+	yOf := func(v float64) float64 { return scale(v, maxY, int(ph)) }
+	if logY && !math.IsInf(minY, 1) {
+		lo := math.Pow(10, math.Floor(math.Log10(minY)))
+		hi := math.Pow(10, math.Ceil(math.Log10(maxY)))
+		if hi <= lo {
+			hi = lo * 10
+		}
+		yOf = func(v float64) float64 {
+			if v <= 0 {
+				return 0
+			}
+			return (math.Log10(v) - math.Log10(lo)) / (math.Log10(hi) - math.Log10(lo)) * ph
+		}
+		for p := lo; p <= hi*1.001; p *= 10 {
+			for _, m := range []float64{1, 2, 5} {
+				if p*m <= hi*1.001 {
+					tickVals = append(tickVals, p*m)
+				}
+			}
+		}
+	} else {
+		ticks := 4
+		if m := maxY / math.Pow(10, math.Floor(math.Log10(maxY))); m > 4.5 && m < 5.5 {
+			ticks = 5 // 5 × 10^k: steps of 10^k
+		}
+		for k := 0; k <= ticks; k++ {
+			tickVals = append(tickVals, maxY*float64(k)/float64(ticks))
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-size=\"11\">\n", w, h)
 	fmt.Fprintf(&b, "<text x=\"4\" y=\"14\" font-weight=\"bold\" font-size=\"13\">%s</text>\n", esc(title))
-	fmt.Fprintf(&b, "<text x=\"12\" y=\"%d\" fill=\"#555\" text-anchor=\"middle\" transform=\"rotate(-90 12 %d)\">%s</text>\n", top+int(ph/2), top+int(ph/2), esc(yLabel))
-	ticks := 4
-	if m := maxY / math.Pow(10, math.Floor(math.Log10(maxY))); m > 4.5 && m < 5.5 {
-		ticks = 5 // 5 × 10^k: steps of 10^k
+	if logY {
+		yLabel += " (log scale)"
 	}
-	for k := 0; k <= ticks; k++ {
-		v := maxY * float64(k) / float64(ticks)
-		y := float64(top) + ph - ph*float64(k)/float64(ticks)
+	fmt.Fprintf(&b, "<text x=\"12\" y=\"%d\" fill=\"#555\" text-anchor=\"middle\" transform=\"rotate(-90 12 %d)\">%s</text>\n", top+int(ph/2), top+int(ph/2), esc(yLabel))
+	for _, v := range tickVals {
+		y := float64(top) + ph - yOf(v)
 		fmt.Fprintf(&b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n", left, y, float64(left)+pw, y)
 		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", left-4, y+4, esc(short(v)))
 	}
@@ -272,7 +305,7 @@ func lineChart(title, yLabel string, xs []string, ss []series) string {
 			if math.IsNaN(y) {
 				continue
 			}
-			yy := float64(top) + ph - scale(y, maxY, int(ph))
+			yy := float64(top) + ph - yOf(y)
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", xAt(i), yy))
 			fmt.Fprintf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", xAt(i), yy, colorOf(s.name))
 		}
@@ -340,7 +373,7 @@ func (r *Report) herdChart(f func(Record) float64, label string) string {
 			ss = append(ss, s)
 		}
 	}
-	return lineChart(label+" against waiters", label, xs, ss)
+	return lineChart(label+" against waiters", label, xs, ss, false)
 }
 
 // rttChart: throughput of one measure at each added round trip.
@@ -379,5 +412,5 @@ func (r *Report) rttChart(measure string) string {
 	if measure == measureUnc {
 		unit = "cycles/s"
 	}
-	return lineChart(workloadName(direct, measure)+" against round trip", unit, xs, ss)
+	return lineChart(workloadName(direct, measure)+" against round trip", unit, xs, ss, true)
 }
