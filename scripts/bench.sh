@@ -2,7 +2,7 @@
 # make bench: zklock against Curator 5.4, kazoo 2.8, go-zookeeper's zk.Lock and
 # the ZooKeeper floors. The suite starts its own servers (fsync on): a
 # standalone server, measured directly and through a proxy adding 0.5 ms and
-# 2 ms per round trip, and a 3-member ensemble. About twelve minutes on a
+# 2 ms per round trip, and a 3-member ensemble. About eleven minutes on a
 # 2-core machine.
 #   scripts/bench.sh                 the suite; raw numbers in .tmp/bench.json,
 #                                    the charts in .tmp/bench.html beside it
