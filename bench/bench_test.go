@@ -89,7 +89,7 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 	cfg := Config{
 		Reps: 1, Warm: 20 * time.Millisecond, Uncontended: 150 * time.Millisecond,
 		Contended: 400 * time.Millisecond, Contenders: 3, Goroutines: 4,
-		Herd: []int{3}, AllocRuns: 5, Census: 100 * time.Millisecond,
+		Herd: []int{3}, AllocRuns: 5, Census: 100 * time.Millisecond, Held: 50,
 		RTTs:             []time.Duration{2 * time.Millisecond},
 		PhaseUncontended: 100 * time.Millisecond, PhaseContended: 500 * time.Millisecond,
 	}
@@ -113,6 +113,9 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 			require.Positive(t, r.Requests["delete"], "%s herd", r.Target)
 		case measureAllocs:
 			require.Positive(t, r.AllocsPerCycle, r.Target)
+		case measureHeld:
+			require.Equal(t, 50, r.Waiters)
+			require.Positive(t, r.HeapPerHeld)
 		case censusPrefix + measureUnc, censusPrefix + measureCont, censusPrefix + measureGorout:
 			// Every acquire+release writes at least a create and a delete.
 			require.GreaterOrEqual(t, r.RequestsPerHandoff, 2.0, "%s %s", r.Target, r.Measure)
@@ -129,7 +132,7 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 		"zklock-rwwrite contended", "zklock-semmutex contended",
 		"zklock-mutex requests-uncontended", "zklock-mutex requests-contended", "zklock-mutex requests-goroutines",
 		"curator-mutex requests-contended", "kazoo-lock requests-goroutines", "floor-cycle requests-uncontended",
-		"floor-pipelined uncontended", "floor-listed contended",
+		"floor-pipelined uncontended", "floor-listed contended", "zklock-mutex held",
 	} {
 		require.True(t, seen[want], "missing %s", want)
 	}

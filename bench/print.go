@@ -251,4 +251,10 @@ func (r *Report) printGoals(w io.Writer) {
 		nLo, nHi, mark(okLo && okHi && hi <= lo*1.05+0.05), lo, hi)
 	fmt.Fprintf(w, "goal heap+stack per waiting goroutine <= %d B (at %d waiters): %s (%.0f)\n",
 		heapGoal, nHi, mark(okHi && heap <= heapGoal), heap)
+	for _, rec := range r.Records {
+		if rec.Measure == measureHeld {
+			fmt.Fprintf(w, "goal %d held locks on one session <= 1024 B and 0 goroutines each: %s (%.0f B, %.4f goroutines; the Mutex value itself %.0f B more)\n",
+				rec.Waiters, mark(rec.HeapPerHeld <= 1024 && rec.GoroutinesPerHeld < 1.0/float64(rec.Waiters)), rec.HeapPerHeld, rec.GoroutinesPerHeld, rec.HeapPerMutex)
+		}
+	}
 }

@@ -20,6 +20,7 @@ type Config struct {
 	Herd        []int         // waiter counts of the herd measurement
 	AllocRuns   int           // acquire+release cycles averaged by AllocsPerCycle
 	Census      time.Duration // length of the request-counting runs through the relay
+	Held        int           // zklock mutexes held at once on one session (0: not measured)
 	SkipCurator bool
 	SkipKazoo   bool
 
@@ -40,7 +41,7 @@ func DefaultConfig() Config {
 	return Config{
 		Reps: 5, Warm: 200 * time.Millisecond, Uncontended: 800 * time.Millisecond,
 		Contended: 1500 * time.Millisecond, Contenders: 8, Goroutines: 64,
-		Herd: []int{10, 100, 1000}, AllocRuns: 200, Census: time.Second,
+		Herd: []int{10, 100, 1000}, AllocRuns: 200, Census: time.Second, Held: 100000,
 		RTTs:             []time.Duration{500 * time.Microsecond, 2 * time.Millisecond},
 		PhaseUncontended: 700 * time.Millisecond, PhaseContended: time.Second,
 	}
@@ -104,6 +105,9 @@ type Record struct {
 	NotificationsPerHandoff float64 `json:"notifications_per_handoff,omitempty"`
 	AllocsPerCycle          float64 `json:"allocs_per_cycle,omitempty"`
 	HeapPerWaiter           float64 `json:"heap_bytes_per_waiter,omitempty"`
+	HeapPerHeld             float64 `json:"heap_bytes_per_held,omitempty"`  // held: Waiters locks held at once
+	HeapPerMutex            float64 `json:"heap_bytes_per_mutex,omitempty"` // held: each Mutex value, before it is locked
+	GoroutinesPerHeld       float64 `json:"goroutines_per_held,omitempty"`  // held
 }
 
 // Report is everything one suite run measured.
@@ -131,6 +135,7 @@ const (
 	measureGorout  = "goroutines"
 	measureHerd    = "herd"
 	measureAllocs  = "allocs"
+	measureHeld    = "held"
 	censusPrefix   = "requests-"
 )
 
@@ -300,6 +305,15 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 		}
 		say("allocs %-22s %6.1f per acquire+release", g.Name(), a)
 		add(Record{Target: g.Name(), Measure: measureAllocs, Setup: Standalone, AllocsPerCycle: a})
+	}
+	if cfg.Held > 0 {
+		r, err := heldLocks(srv.Addr, "/bench/held", cfg.Held)
+		if err != nil {
+			return nil, fmt.Errorf("%d held locks: %w", cfg.Held, err)
+		}
+		say("held %d zklock mutexes on one session in %v: %.0f bytes and %.4f goroutines per held lock (and %.0f bytes per Mutex value)",
+			cfg.Held, r.Elapsed.Round(time.Millisecond), r.HeapPerHeld, r.GoroutinesPerHeld, r.HeapPerMutex)
+		add(r)
 	}
 	if srv.FourLetter != nil {
 		rep.Mntr, _ = srv.FourLetter("mntr")
