@@ -75,9 +75,14 @@ td.good { background: #c8e6c9; } td.fair { background: #fff9c4; } td.bad { backg
 	b.WriteString("<h2 id=\"ratios\">Where zklock stands: zklock's throughput over each peer's</h2>\n")
 	r.ratioTable(&b)
 	b.WriteString("<h2 id=\"goals\">Goals</h2>\n<ul>\n")
-	for _, g := range goals {
-		v, ok := r.Ratios[g.key]
-		fmt.Fprintf(&b, "<li>%s ≥ %.2f: %s (%s)</li>\n", esc(g.key), g.min, goalMark(ok && v >= g.min), num(v, ok, "%.2f"))
+	var goalText strings.Builder
+	r.printGoals(&goalText)
+	for _, line := range strings.Split(strings.TrimSpace(goalText.String()), "\n") {
+		line = strings.Join(strings.Fields(strings.TrimPrefix(line, "goal ")), " ")
+		e := esc(line)
+		e = strings.Replace(e, ": NOT MET", ": "+goalMark(false), 1)
+		e = strings.Replace(e, ": met", ": "+goalMark(true), 1)
+		fmt.Fprintf(&b, "<li>%s</li>\n", e)
 	}
 	b.WriteString("</ul>\n")
 
