@@ -2,7 +2,9 @@ package bench
 
 import (
 	"flag"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,19 +17,49 @@ import (
 
 var (
 	full    = flag.Bool("bench.full", false, "run the full benchmark suite (make bench)")
-	outJSON = flag.String("bench.json", "", "write the raw numbers of -bench.full here")
+	outJSON = flag.String("bench.json", "", "write the raw numbers of -bench.full here (and the HTML report beside them)")
+	reps    = flag.Int("bench.reps", 0, "repetitions of -bench.full (0: DefaultConfig's)")
 )
 
-func server(t *testing.T) Server {
-	// ZooKeeper's own defaults where zktest's differ (tick 2s, containers
-	// swept every minute, the JVM's optimising compiler), and fsync on.
-	c := zktest.Start(t, zktest.WithFsync(true), zktest.WithTickTime(2*time.Second),
+// serverOpts: ZooKeeper's own defaults where zktest's differ (tick 2s,
+// containers swept every minute, the JVM's optimising compiler), and fsync
+// on.
+// BENCH_ZK_LOG=path appends the servers' logs to path.
+func serverOpts(t *testing.T) []zktest.Option {
+	opts := []zktest.Option{zktest.WithFsync(true), zktest.WithTickTime(2 * time.Second),
 		zktest.WithContainerCheckInterval(time.Minute), zktest.WithHeap("512m"),
-		zktest.WithJVMFlags("-XX:TieredStopAtLevel=4"))
-	return Server{
+		zktest.WithJVMFlags("-XX:TieredStopAtLevel=4")}
+	if path := os.Getenv("BENCH_ZK_LOG"); path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = f.Close() })
+		opts = append(opts, zktest.WithLogOutput(f))
+	}
+	return opts
+}
+
+// server starts the standalone server with a delaying proxy in front of
+// it and, with ensemble, a 3-member ensemble beside it.
+func server(t *testing.T, ensemble bool) Server {
+	c := zktest.Start(t, serverOpts(t)...)
+	p := c.Proxy(t)
+	srv := Server{
 		Addr:       c.Servers()[0],
 		FourLetter: func(cmd string) (string, error) { return c.FourLetter(0, cmd) },
+		Delayed:    &Delayer{Addr: p.Addrs()[0], SetDelay: p.SetDelay},
 	}
+	if ensemble {
+		e := zktest.StartEnsemble(t, serverOpts(t)...)
+		leader, err := e.Leader()
+		require.NoError(t, err)
+		for i, a := range e.Servers() {
+			if i != leader {
+				srv.Ensemble = append(srv.Ensemble, a)
+			}
+		}
+		srv.Ensemble = append(srv.Ensemble, e.Servers()[leader])
+	}
+	return srv
 }
 
 // TestBench is `make bench`: the whole suite against a ZooKeeper of its own
@@ -36,11 +68,16 @@ func TestBench(t *testing.T) {
 	if !*full {
 		t.Skip("the benchmark suite runs with -bench.full (make bench)")
 	}
-	srv := server(t)
-	rep, err := Suite(DefaultConfig(), srv, os.Stdout)
+	srv := server(t, true)
+	cfg := DefaultConfig()
+	if *reps > 0 {
+		cfg.Reps = *reps
+	}
+	rep, err := Suite(cfg, srv, os.Stdout)
 	require.NoError(t, err)
 	if *outJSON != "" {
 		require.NoError(t, rep.WriteJSON(*outJSON))
+		require.NoError(t, rep.WriteHTML(strings.TrimSuffix(*outJSON, ".json")+".html", filepath.Base(*outJSON)))
 	}
 	rep.Print(os.Stdout)
 }
@@ -48,11 +85,13 @@ func TestBench(t *testing.T) {
 // TestIntegration_BenchSmoke runs every measurement of every target
 // briefly, so that a broken benchmark fails CI.
 func TestIntegration_BenchSmoke(t *testing.T) {
-	srv := server(t)
+	srv := server(t, true)
 	cfg := Config{
 		Reps: 1, Warm: 20 * time.Millisecond, Uncontended: 150 * time.Millisecond,
-		Contended: 300 * time.Millisecond, Contenders: 3, Goroutines: 4,
-		Herd: []int{3}, AllocRuns: 5, Census: 100 * time.Millisecond,
+		Contended: 400 * time.Millisecond, Contenders: 3, Goroutines: 4,
+		Herd: []int{3}, AllocRuns: 5, Census: 100 * time.Millisecond, Held: 50,
+		RTTs:             []time.Duration{2 * time.Millisecond},
+		PhaseUncontended: 100 * time.Millisecond, PhaseContended: 500 * time.Millisecond,
 	}
 	var log strings.Builder
 	rep, err := Suite(cfg, srv, &log)
@@ -61,6 +100,7 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 	seen := map[string]bool{}
 	for _, r := range rep.Records {
 		seen[r.Target+" "+r.Measure] = true
+		seen[fmt.Sprintf("%s %s %s %g", r.Target, r.Measure, r.Setup, r.RTTms)] = true
 		switch r.Measure {
 		case measureUnc, measureCont, measureGorout:
 			require.Positive(t, r.Ops, "%s %s", r.Target, r.Measure)
@@ -73,6 +113,9 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 			require.Positive(t, r.Requests["delete"], "%s herd", r.Target)
 		case measureAllocs:
 			require.Positive(t, r.AllocsPerCycle, r.Target)
+		case measureHeld:
+			require.Equal(t, 50, r.Waiters)
+			require.Positive(t, r.HeapPerHeld)
 		case censusPrefix + measureUnc, censusPrefix + measureCont, censusPrefix + measureGorout:
 			// Every acquire+release writes at least a create and a delete.
 			require.GreaterOrEqual(t, r.RequestsPerHandoff, 2.0, "%s %s", r.Target, r.Measure)
@@ -89,21 +132,59 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 		"zklock-rwwrite contended", "zklock-semmutex contended",
 		"zklock-mutex requests-uncontended", "zklock-mutex requests-contended", "zklock-mutex requests-goroutines",
 		"curator-mutex requests-contended", "kazoo-lock requests-goroutines", "floor-cycle requests-uncontended",
+		"floor-pipelined uncontended", "floor-listed contended", "zklock-mutex held",
 	} {
 		require.True(t, seen[want], "missing %s", want)
 	}
-	for _, c := range closing {
-		require.Contains(t, rep.Ratios, c.line)
+	// The latency and ensemble phases: every peer and floor, every workload.
+	for _, setting := range []string{"standalone 2", "ensemble 0"} {
+		for _, want := range []string{
+			"zklock-mutex uncontended", "zklock-mutex contended", "zklock-mutex goroutines",
+			"curator-mutex uncontended", "curator-mutex contended", "curator-mutex goroutines",
+			"go-zookeeper-lock uncontended", "go-zookeeper-lock contended", "go-zookeeper-lock goroutines",
+			"kazoo-lock uncontended", "kazoo-lock contended", "kazoo-lock goroutines",
+			"floor-cycle uncontended", "floor-pipelined uncontended", "floor-handoff contended", "floor-listed contended",
+		} {
+			require.True(t, seen[want+" "+setting], "missing %s %s", want, setting)
+		}
+	}
+	// A 2 ms round trip shows: an uncontended cycle takes at least two.
+	for _, r := range rep.Records {
+		if r.Measure == measureUnc && r.RTTms == 2 {
+			require.GreaterOrEqual(t, r.P50, 4*time.Millisecond, "%s at 2ms", r.Target)
+		}
+	}
+	for _, key := range []string{
+		"uncontended zklock/curator", "uncontended zklock/gozk", "uncontended zklock/kazoo", "uncontended zklock/floor",
+		"uncontended zklock/pipelined-floor", "contended zklock/curator", "contended zklock/listed-floor",
+		"contended zklock/floor", "inprocess zklock/curator", "inprocess zklock/floor",
+		"uncontended-rtt2ms zklock/curator", "uncontended-rtt2ms zklock/pipelined-floor", "contended-rtt2ms zklock/curator",
+		"contended-rtt2ms zklock/listed-floor", "inprocess-rtt2ms zklock/curator", "inprocess-rtt2ms zklock/floor",
+		"ensemble-contended zklock/curator", "ensemble-contended zklock/listed-floor", "ensemble-inprocess zklock/kazoo",
+	} {
+		require.Contains(t, rep.Ratios, key)
 	}
 	var out strings.Builder
 	rep.Print(&out)
 	t.Log("\n" + out.String())
+	// The output ends with one RATIO line per ratio.
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	require.GreaterOrEqual(t, len(lines), 4)
-	for i, c := range closing {
-		require.True(t, strings.HasPrefix(lines[len(lines)-4+i], c.line+" "), lines[len(lines)-4+i])
+	require.Greater(t, len(lines), len(rep.Ratios))
+	for _, l := range lines[len(lines)-len(rep.Ratios):] {
+		f := strings.Fields(l)
+		require.Len(t, f, 4, l)
+		require.Equal(t, "RATIO", f[0], l)
+		require.Contains(t, rep.Ratios, f[1]+" "+f[2], l)
+		require.True(t, strings.HasPrefix(f[2], "zklock/"), l)
 	}
-	require.NoError(t, rep.WriteJSON(t.TempDir()+"/bench.json"))
+	dir := t.TempDir()
+	require.NoError(t, rep.WriteJSON(dir+"/bench.json"))
+	require.NoError(t, rep.WriteHTML(dir+"/bench.html", "bench.json"))
+	checkHTML(t, dir+"/bench.html", rep)
+	if out := os.Getenv("BENCH_HTML_OUT"); out != "" { // to look at the page
+		require.NoError(t, rep.WriteJSON(out+"/smoke.json"))
+		require.NoError(t, rep.WriteHTML(out+"/smoke.html", "smoke.json"))
+	}
 }
 
 func TestMain(m *testing.M) {

@@ -35,13 +35,13 @@ func census(cfg Config, srv Server, targets []Target, say func(string, ...any)) 
 				}
 			} else {
 				rl.Reset()
-				r, err = t.Contended(rl.Addr(), path, m.sessions, m.workers, cfg.Census)
+				r, err = t.Contended([]string{rl.Addr()}, path, m.sessions, m.workers, cfg.Census)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("%s census %s: %w", t.Name(), m.measure, err)
 			}
 			reqs, total, notifs := rl.Counts()
-			rec := Record{Target: t.Name(), Measure: censusPrefix + m.measure, Requests: map[string]int{}}
+			rec := Record{Target: t.Name(), Measure: censusPrefix + m.measure, Setup: Standalone, Requests: map[string]int{}}
 			for op, c := range reqs {
 				rec.Requests[opName(op)] = c
 			}

@@ -221,9 +221,9 @@ func (d *driver) Uncontended(server, path string, warm, dur time.Duration) (Run,
 	return t.run(), err
 }
 
-func (d *driver) Contended(server, path string, sessions, workers int, dur time.Duration) (Run, error) {
+func (d *driver) Contended(servers []string, path string, sessions, workers int, dur time.Duration) (Run, error) {
 	var t timedReply
-	err := d.proc.do(&t, "contended", d.recipe, server, path, sessions, workers, dur.Milliseconds())
+	err := d.proc.do(&t, "contended", d.recipe, strings.Join(servers, ","), path, sessions, workers, dur.Milliseconds())
 	return t.run(), err
 }
 

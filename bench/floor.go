@@ -9,18 +9,32 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// floorHandoff measures the least a handoff can cost: a chain of n
-// ephemeral nodes owned alternately by two sessions, each node's owner
-// watching the node before it. The first owner deletes its node; every
-// deletion notifies the other session, which deletes its next node at once.
-// Nodes and watches are all in place before the clock starts, so a handoff
-// is exactly one delete (a logged write) and one watch notification.
-// Ops is the number of handoffs (n-1); Lat holds each handoff's time from
-// the previous deletion's reply to this one's.
-func floorHandoff(server, dir string, n int) (Run, error) {
+// floorHandoff is the bare delete→watch floor, the least a handoff can
+// cost: a chain of n ephemeral nodes owned alternately by two sessions
+// (on servers[0] and servers[1%len]), each node's owner watching the node
+// before it. The first owner deletes its node; every deletion notifies the
+// other session, which deletes its next node at once. Nodes and watches are
+// all in place before the clock starts, so a handoff is exactly one delete
+// (a logged write) and one watch notification: one round trip. Ops is the
+// number of handoffs (n-1); Lat holds each handoff's time from the previous
+// deletion's reply to this one's.
+func floorHandoff(servers []string, dir string, n int) (Run, error) {
+	return chain(servers, dir, n, false)
+}
+
+// floorListed is the listed-handoff floor, the least a fair and safe
+// handoff across sessions can cost: floorHandoff's chain, but the notified
+// session lists the directory (getChildren, as a waiter must to know it is
+// first) before it holds and deletes its node. Delete, notification,
+// listing: two round trips per handoff, no lock logic.
+func floorListed(servers []string, dir string, n int) (Run, error) {
+	return chain(servers, dir, n, true)
+}
+
+func chain(servers []string, dir string, n int, list bool) (Run, error) {
 	var conns [2]*zk.Conn
 	for i := range conns {
-		c, err := connectZK(server)
+		c, err := connectZK(servers[i%len(servers)])
 		if err != nil {
 			return Run{}, err
 		}
@@ -36,6 +50,11 @@ func floorHandoff(server, dir string, n int) (Run, error) {
 		_, err := conns[i%2].Create(node(i), nil, zk.FlagEphemeral, acl)
 		return err
 	}); err != nil {
+		return Run{}, err
+	}
+	// On an ensemble the other session's server may not have applied every
+	// create yet; a sync makes it catch up.
+	if _, err := conns[1].Sync(dir); err != nil {
 		return Run{}, err
 	}
 	watches := make([]<-chan zk.Event, n)
@@ -60,6 +79,12 @@ func floorHandoff(server, dir string, n int) (Run, error) {
 					if ev := <-watches[i]; ev.Type != zk.EventNodeDeleted {
 						errs[side] = fmt.Errorf("bench: watch on %s: %v %v", node(i-1), ev.Type, ev.Err)
 						return
+					}
+					if list {
+						if _, _, err := conns[side].Children(dir); err != nil {
+							errs[side] = err
+							return
+						}
 					}
 				}
 				if err := conns[side].Delete(node(i), -1); err != nil {

@@ -2,8 +2,10 @@ package bench
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -87,8 +89,15 @@ var zklockMutex = zklockLib("zklock-mutex", func(s *zklock.Session, path string)
 })
 
 // connectZK opens a plain go-zookeeper connection and waits for its session.
-func connectZK(server string) (*zk.Conn, error) {
-	conn, ev, err := zk.Connect([]string{server}, sessionTimeout, zk.WithLogInfo(false))
+func connectZK(server string) (*zk.Conn, error) { return connectZKDial(server, nil) }
+
+// connectZKDial is connectZK through dial (nil: go-zookeeper's own).
+func connectZKDial(server string, dial zk.Dialer) (*zk.Conn, error) {
+	opt := zk.WithLogInfo(false)
+	if dial != nil {
+		opt = func(c *zk.Conn) { zk.WithLogInfo(false)(c); zk.WithDialer(dial)(c) }
+	}
+	conn, ev, err := zk.Connect([]string{server}, sessionTimeout, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -209,6 +218,98 @@ func (l *cycleExistsLocker) lock() error {
 	}()
 	_, _, err = l.conn.Children(l.dir)
 	return errors.Join(err, <-statErr)
+}
+
+// floorPipelined is the pipelined cycle floor, the least a synchronous
+// acquire+release can cost: the create and the listing sent together (the
+// listing as soon as the create request is on the wire, which ZooKeeper
+// answers after applying the create), then the delete. Three requests, two
+// round trips.
+var floorPipelined = goLib{name: "floor-pipelined", open: func(server string) (goClient, error) {
+	w := &writeTap{creates: make(chan struct{}, 1)}
+	conn, err := connectZKDial(server, w.dial)
+	if err != nil {
+		return nil, err
+	}
+	return &pipelinedClient{cycleClient{zkClient{conn}}, w}, nil
+}}
+
+// writeTap wraps a connection's writes to signal each create request as
+// go-zookeeper writes it (one Write per request frame).
+type writeTap struct{ creates chan struct{} }
+
+func (w *writeTap) dial(network, address string, timeout time.Duration) (net.Conn, error) {
+	c, err := net.DialTimeout(network, address, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &tapConn{Conn: c, creates: w.creates}, nil
+}
+
+type tapConn struct {
+	net.Conn
+	creates chan struct{}
+}
+
+func (c *tapConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	// length(4) xid(4) opcode(4): a create request (opcode 1).
+	if err == nil && len(b) >= 12 && binary.BigEndian.Uint32(b[8:12]) == 1 {
+		select {
+		case c.creates <- struct{}{}:
+		default:
+		}
+	}
+	return n, err
+}
+
+type pipelinedClient struct {
+	cycleClient
+	tap *writeTap
+}
+
+func (c *pipelinedClient) locker(path string) (goLocker, error) {
+	l, err := c.cycleClient.locker(path)
+	if err != nil {
+		return nil, err
+	}
+	return &pipelinedLocker{cycleLocker: l.(*cycleLocker), creates: c.tap.creates}, nil
+}
+
+type pipelinedLocker struct {
+	*cycleLocker
+	creates chan struct{}
+}
+
+func (l *pipelinedLocker) lock() error {
+	select { // a signal left from an earlier cycle
+	case <-l.creates:
+	default:
+	}
+	type created struct {
+		node string
+		err  error
+	}
+	res := make(chan created, 1)
+	go func() {
+		node, err := l.conn.Create(l.dir+"/n-", nil, zk.FlagEphemeral|zk.FlagSequence, acl)
+		res <- created{node, err}
+	}()
+	var c created
+	select {
+	case <-l.creates: // on the wire: list behind it
+		_, _, err := l.conn.Children(l.dir)
+		c = <-res
+		if err != nil {
+			return errors.Join(c.err, err)
+		}
+	case c = <-res: // answered before the signal was seen: list now
+		if c.err == nil {
+			_, _, c.err = l.conn.Children(l.dir)
+		}
+	}
+	l.node = c.node
+	return c.err
 }
 
 // mkdirs creates path and its parents as persistent nodes.

@@ -67,18 +67,18 @@ func (g *goTarget) Uncontended(server, path string, warm, dur time.Duration) (Ru
 	return r, nil
 }
 
-// Contended runs workers goroutines spread over sessions sessions, all on one
-// lock, each acquiring and releasing at once, for dur. Ops counts the
+// Contended runs workers goroutines spread over sessions sessions (session
+// i on servers[i%len(servers)]), all on one lock, each acquiring and releasing at once, for dur. Ops counts the
 // acquisitions completed by the deadline; Lat holds their waits.
-func (g *goTarget) Contended(server, path string, sessions, workers int, dur time.Duration) (Run, error) {
+func (g *goTarget) Contended(servers []string, path string, sessions, workers int, dur time.Duration) (Run, error) {
 	clients := make([]goClient, 0, sessions)
 	defer func() {
 		for _, c := range clients {
 			c.close()
 		}
 	}()
-	for range sessions {
-		c, err := g.lib.open(server)
+	for i := range sessions {
+		c, err := g.lib.open(servers[i%len(servers)])
 		if err != nil {
 			return Run{}, err
 		}

@@ -27,7 +27,7 @@ func herd(srv Server, observer *zk.Conn, name string, h herder, n int) (Record, 
 	if err := waitQueued(srv, observer, path, n); err != nil {
 		return Record{}, err
 	}
-	rec := Record{Target: name, Measure: measureHerd, Waiters: n}
+	rec := Record{Target: name, Measure: measureHerd, Setup: Standalone, Waiters: n}
 	if g, ok := h.(*goTarget); ok {
 		rec.HeapPerWaiter = g.HeapPerWaiter(n)
 	}

@@ -5,7 +5,8 @@ one command per line and answers each with one JSON line, exactly like
 java/CuratorBench.java:
 
   uncontended RECIPE CONNECT PATH WARM_MS DUR_MS
-  contended RECIPE CONNECT PATH SESSIONS THREADS DUR_MS
+  contended RECIPE CONNECT PATH SESSIONS THREADS DUR_MS   (client i on the
+      i-th, mod n, server of the comma-separated CONNECT)
   herd_prepare RECIPE CONNECT PATH N
   herd_go
   herd_close
@@ -62,7 +63,8 @@ def uncontended(main, recipe, path, warm_ms, dur_ms):
 
 
 def contended(hosts, recipe, path, sessions, threads, dur_ms):
-    clients = [open_client(hosts) for _ in range(sessions)]
+    servers = hosts.split(",")
+    clients = [open_client(servers[i % len(servers)]) for i in range(sessions)]
     try:
         first = make(recipe, clients[0], path)
         first.acquire()

@@ -48,20 +48,30 @@ func num(x float64, ok bool, format string) string {
 	return fmt.Sprintf(format, x)
 }
 
-// Print writes the tables, the goals and, last, the four ratio lines.
-func (r *Report) Print(w io.Writer) {
+// cells lists the settings measured, standalone direct first.
+func (r *Report) cells() []cellOf {
+	var out []cellOf
+	for _, l := range ratioLines(r.Records) {
+		if !slices.Contains(out, l.cell) {
+			out = append(out, l.cell)
+		}
+	}
+	return out
+}
+
+// printThroughput writes the throughput table of one setting.
+func (r *Report) printThroughput(w io.Writer, c cellOf) {
 	recs := r.Records
 	p50 := func(x *Run) float64 { return float64(x.P50) }
 	p99 := func(x *Run) float64 { return float64(x.P99) }
-	fmt.Fprintf(w, "\nthroughput: medians of %d repetitions (uncontended: cycles/s and cycle time in ms; contended: handoffs/s and acquire wait in ms)\n", r.Config.Reps)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "target\tuncont/s\tp50\tp99\t%d sess/s\twait p50\twait p99\t%d gor/s\twait p50\twait p99\t\n", r.Config.Contenders, r.Config.Goroutines)
 	for _, t := range r.targets() {
 		row := t + "\t"
 		for _, m := range []string{measureUnc, measureCont, measureGorout} {
-			v, ok := medianOf(recs, t, m, perSec)
-			a, _ := medianOf(recs, t, m, p50)
-			b, _ := medianOf(recs, t, m, p99)
+			v, ok := medianOf(recs, c, t, m, perSec)
+			a, _ := medianOf(recs, c, t, m, p50)
+			b, _ := medianOf(recs, c, t, m, p99)
 			if !ok {
 				row += "-\t-\t-\t"
 				continue
@@ -73,7 +83,22 @@ func (r *Report) Print(w io.Writer) {
 		}
 	}
 	_ = tw.Flush()
+}
 
+// Print writes the tables, the goals and, last, the four ratio lines.
+func (r *Report) Print(w io.Writer) {
+	recs := r.Records
+	fmt.Fprintf(w, "\nthroughput, standalone server, direct: medians of %d repetitions (uncontended: cycles/s and cycle time in ms; contended: handoffs/s and acquire wait in ms)\n", r.Config.Reps)
+	r.printThroughput(w, direct)
+	for _, c := range r.cells() {
+		if c == direct {
+			continue
+		}
+		fmt.Fprintf(w, "\nthroughput, %s, %g ms added round trip: medians of %d repetitions\n", c.setup, c.rtt, r.Config.Reps)
+		r.printThroughput(w, c)
+	}
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "\nper operation (cycle uncontended, handoff contended): ZooKeeper requests and watch notifications counted by a relay in a separate %v run; server and client CPU ms from /proc during the timed runs (medians)\n", r.Config.Census)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "target\tunc req\tnotif\tzk cpu\tcli cpu\tcont req\tnotif\tzk cpu\tcli cpu\tgor req\tnotif\tzk cpu\tcli cpu\t")
@@ -86,8 +111,8 @@ func (r *Report) Print(w io.Writer) {
 					c = &recs[i]
 				}
 			}
-			zc, okZ := medianOf(recs, t, m, func(x *Run) float64 { return x.ServerCPU })
-			cc, okC := medianOf(recs, t, m, func(x *Run) float64 { return x.ClientCPU })
+			zc, okZ := medianOf(recs, direct, t, m, func(x *Run) float64 { return x.ServerCPU })
+			cc, okC := medianOf(recs, direct, t, m, func(x *Run) float64 { return x.ClientCPU })
 			if c != nil {
 				row += fmt.Sprintf("%.2f\t%.2f\t", c.RequestsPerHandoff, c.NotificationsPerHandoff)
 				any = true
@@ -167,32 +192,43 @@ func (r *Report) Print(w io.Writer) {
 
 	fmt.Fprintln(w)
 	r.printGoals(w)
-	fmt.Fprintln(w)
-	for _, c := range closing {
-		if v, ok := r.Ratios[c.line]; ok {
-			fmt.Fprintf(w, "%s %.2f\n", c.line, v)
-		} else {
-			fmt.Fprintf(w, "%s n/a\n", c.line)
+	fmt.Fprintf(w, "\nratios of median throughputs (zklock's mutex over each peer), %d interleaved repetitions; total time %v\n", r.Config.Reps, r.Elapsed.Round(time.Second))
+	for _, l := range ratioLines(r.Records) {
+		if v, ok := r.Ratios[l.key]; ok {
+			fmt.Fprintf(w, "RATIO %s %.2f\n", l.key, v)
 		}
 	}
 }
 
+// goals are issue 17's ratio goals: a RATIO key and its minimum.
+var goals = []struct {
+	key string
+	min float64
+}{
+	{"inprocess zklock/curator", 2.0}, {"inprocess zklock/floor", 1.0}, {"inprocess-rtt2ms zklock/curator", 5},
+	{"uncontended-rtt2ms zklock/curator", 1.5}, {"uncontended-rtt2ms zklock/pipelined-floor", 0.95},
+	{"uncontended zklock/curator", 1.2}, {"uncontended zklock/floor", 0.95},
+	{"contended zklock/curator", 1.0}, {"contended zklock/listed-floor", 0.9},
+	{"contended-rtt2ms zklock/curator", 1.0}, {"contended-rtt2ms zklock/listed-floor", 0.9},
+}
+
+// heapGoal is the heap+stack per waiting goroutine goal (go-zookeeper's
+// figure at the last measurement), in bytes.
+const heapGoal = 4500
+
+func mark(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT MET"
+}
+
 func (r *Report) printGoals(w io.Writer) {
-	mark := func(ok bool) string {
-		if ok {
-			return "met"
-		}
-		return "NOT MET"
+	for _, g := range goals {
+		v, ok := r.Ratios[g.key]
+		fmt.Fprintf(w, "goal %-44s >= %.2f: %s (%.2f)\n", g.key, g.min, mark(ok && v >= g.min), v)
 	}
-	goal := func(line string, min float64) {
-		v, ok := r.Ratios[line]
-		fmt.Fprintf(w, "goal %-28s >= %.2f: %s (%.2f)\n", line, min, mark(ok && v >= min), v)
-	}
-	goal("contended zklock/curator", 1.5)
-	goal("contended zklock/floor", 0.9)
-	goal("uncontended zklock/curator", 1.2)
-	goal("uncontended zklock/floor", 0.95)
-	var lo, hi float64
+	var lo, hi, heap float64
 	var okLo, okHi bool
 	nLo, nHi := 0, 0
 	if len(r.Config.Herd) > 0 {
@@ -207,13 +243,18 @@ func (r *Report) printGoals(w io.Writer) {
 		}
 		if rec.Waiters == nHi {
 			hi, okHi = rec.RequestsPerHandoff, true
+			heap = rec.HeapPerWaiter
 		}
 	}
 	// "The same": no more than 5% (plus rounding) more at the largest herd.
 	fmt.Fprintf(w, "goal herd requests/handoff flat (%d vs %d waiters): %s (%.2f vs %.2f)\n",
 		nLo, nHi, mark(okLo && okHi && hi <= lo*1.05+0.05), lo, hi)
-	g, okG := medianOf(r.Records, ZklockMutex, measureGorout, perSec)
-	s, okS := medianOf(r.Records, ZklockMutex, measureCont, perSec)
-	fmt.Fprintf(w, "goal %d goroutines on one session >= %d sessions: %s (%.0f vs %.0f handoffs/s)\n",
-		r.Config.Goroutines, r.Config.Contenders, mark(okG && okS && g >= s), g, s)
+	fmt.Fprintf(w, "goal heap+stack per waiting goroutine <= %d B (at %d waiters): %s (%.0f)\n",
+		heapGoal, nHi, mark(okHi && heap <= heapGoal), heap)
+	for _, rec := range r.Records {
+		if rec.Measure == measureHeld {
+			fmt.Fprintf(w, "goal %d held locks on one session <= 1024 B and 0 goroutines each: %s (%.0f B, %.4f goroutines; the Mutex value itself %.0f B more)\n",
+				rec.Waiters, mark(rec.HeapPerHeld <= 1024 && rec.GoroutinesPerHeld < 1.0/float64(rec.Waiters)), rec.HeapPerHeld, rec.GoroutinesPerHeld, rec.HeapPerMutex)
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -17,35 +16,70 @@ type Config struct {
 	Uncontended time.Duration // uncontended timed part per run
 	Contended   time.Duration // contended run length
 	Contenders  int           // sessions (one goroutine each) in the contended run
-	Goroutines  int           // goroutines on one session in the second contended run
+	Goroutines  int           // goroutines on one session in the in-process run
 	Herd        []int         // waiter counts of the herd measurement
 	AllocRuns   int           // acquire+release cycles averaged by AllocsPerCycle
 	Census      time.Duration // length of the request-counting runs through the relay
+	Held        int           // zklock mutexes held at once on one session (0: not measured)
 	SkipCurator bool
 	SkipKazoo   bool
+
+	// The latency and ensemble phases: the main peers and the floors, each
+	// workload through the delaying proxy at every round-trip time in RTTs
+	// (0 means direct, and is measured with the other targets anyway) and
+	// against the ensemble, with these run lengths.
+	RTTs             []time.Duration
+	PhaseUncontended time.Duration
+	PhaseContended   time.Duration
 }
 
-// DefaultConfig is what `make bench` runs: about six minutes on a 2-core
-// machine.
+// DefaultConfig is what `make bench` runs: about eleven minutes on a
+// 2-core machine. Five short repetitions rather than three long ones: on a
+// shared machine the noise comes in bursts, which a median of five rides
+// out better.
 func DefaultConfig() Config {
 	return Config{
-		Reps: 3, Warm: 500 * time.Millisecond, Uncontended: 2 * time.Second,
-		Contended: 4 * time.Second, Contenders: 8, Goroutines: 64,
-		Herd: []int{10, 100, 1000}, AllocRuns: 200, Census: time.Second,
+		Reps: 5, Warm: 200 * time.Millisecond, Uncontended: 800 * time.Millisecond,
+		Contended: 1500 * time.Millisecond, Contenders: 8, Goroutines: 64,
+		Herd: []int{10, 100, 1000}, AllocRuns: 200, Census: time.Second, Held: 100000,
+		RTTs:             []time.Duration{500 * time.Microsecond, 2 * time.Millisecond},
+		PhaseUncontended: 700 * time.Millisecond, PhaseContended: time.Second,
 	}
 }
 
-// Server is the ZooKeeper server a suite runs against.
+// Server is what a suite runs against: a standalone ZooKeeper server and,
+// optionally, the same server behind a delaying proxy and an ensemble.
 type Server struct {
 	Addr       string                           // host:port
 	FourLetter func(cmd string) (string, error) // a four-letter word (wchs, mntr)
+
+	// Delayed is Addr through a proxy whose delay the suite sets for the
+	// latency phases (nil: no latency phases).
+	Delayed *Delayer
+	// Ensemble holds the client addresses of a 3-member ensemble, followers
+	// first (nil: no ensemble phase). Sessions are spread over them in
+	// turn; single-session runs use the first.
+	Ensemble []string
 }
+
+// Delayer is a proxy with a per-direction delay (zktest.Proxy.SetDelay).
+type Delayer struct {
+	Addr     string
+	SetDelay func(toServer, toClient time.Duration)
+}
+
+// Setups of a Record.
+const (
+	Standalone = "standalone"
+	Ensemble   = "ensemble"
+)
 
 // Target is one lock implementation under measurement.
 type Target interface {
 	Name() string
 	Uncontended(server, path string, warm, dur time.Duration) (Run, error)
-	Contended(server, path string, sessions, workers int, dur time.Duration) (Run, error)
+	// Contended spreads its sessions over servers in turn.
+	Contended(servers []string, path string, sessions, workers int, dur time.Duration) (Run, error)
 	clientPID() string // for /proc CPU accounting; "self" for this process
 }
 
@@ -58,10 +92,12 @@ type herder interface {
 
 // Record is one raw measurement.
 type Record struct {
-	Target   string `json:"target"`
-	Measure  string `json:"measure"` // uncontended, contended, goroutines, herd, allocs
-	Rep      int    `json:"rep"`
-	Waiters  int    `json:"waiters,omitempty"`
+	Target   string  `json:"target"`
+	Measure  string  `json:"measure"` // uncontended, contended, goroutines, herd, allocs
+	Setup    string  `json:"setup"`   // standalone or ensemble
+	RTTms    float64 `json:"rtt_ms"`  // round trip added by the proxy
+	Rep      int     `json:"rep"`
+	Waiters  int     `json:"waiters,omitempty"`
 	*Run     `json:"run,omitempty"`
 	Requests map[string]int `json:"requests,omitempty"` // herd: by opcode
 
@@ -69,35 +105,70 @@ type Record struct {
 	NotificationsPerHandoff float64 `json:"notifications_per_handoff,omitempty"`
 	AllocsPerCycle          float64 `json:"allocs_per_cycle,omitempty"`
 	HeapPerWaiter           float64 `json:"heap_bytes_per_waiter,omitempty"`
+	HeapPerHeld             float64 `json:"heap_bytes_per_held,omitempty"`  // held: Waiters locks held at once
+	HeapPerMutex            float64 `json:"heap_bytes_per_mutex,omitempty"` // held: each Mutex value, before it is locked
+	GoroutinesPerHeld       float64 `json:"goroutines_per_held,omitempty"`  // held
 }
 
 // Report is everything one suite run measured.
 type Report struct {
 	Started time.Time          `json:"started"`
+	Elapsed time.Duration      `json:"elapsed_ns"`
 	Config  Config             `json:"config"`
 	Records []Record           `json:"records"`
-	Ratios  map[string]float64 `json:"ratios"`
+	Ratios  map[string]float64 `json:"ratios"` // "<workload> zklock/<peer>"
 	Mntr    string             `json:"mntr_after"`
 }
 
 // Names of the targets the ratio lines compare.
 const (
-	ZklockMutex   = "zklock-mutex"
-	CuratorMutex  = "curator-mutex"
-	FloorCycle    = "floor-cycle"
-	FloorHandoff  = "floor-handoff"
-	measureUnc    = "uncontended"
-	measureCont   = "contended"
-	measureGorout = "goroutines"
-	measureHerd   = "herd"
-	measureAllocs = "allocs"
-	censusPrefix  = "requests-"
+	ZklockMutex    = "zklock-mutex"
+	CuratorMutex   = "curator-mutex"
+	GoZKLock       = "go-zookeeper-lock"
+	KazooLock      = "kazoo-lock"
+	FloorCycle     = "floor-cycle"
+	FloorPipelined = "floor-pipelined"
+	FloorHandoff   = "floor-handoff"
+	FloorListed    = "floor-listed"
+	measureUnc     = "uncontended"
+	measureCont    = "contended"
+	measureGorout  = "goroutines"
+	measureHerd    = "herd"
+	measureAllocs  = "allocs"
+	measureHeld    = "held"
+	censusPrefix   = "requests-"
 )
+
+// phase is one setting the timed workloads run in.
+type phase struct {
+	setup    string
+	rtt      time.Duration
+	servers  []string // sessions spread over these in turn
+	targets  []Target
+	unc, con time.Duration
+	apply    func() // sets the proxy's delay
+}
+
+func (ph phase) rttMS() float64 { return float64(ph.rtt) / float64(time.Millisecond) }
+
+// maxChain bounds the handoff floors' chains.
+const maxChain = 2000
+
+// phaseTarget: the peers measured in every phase (the other recipes and
+// floor-cycle+exists only directly on the standalone server).
+func phaseTarget(name string) bool {
+	switch name {
+	case ZklockMutex, CuratorMutex, GoZKLock, KazooLock, FloorCycle, FloorPipelined:
+		return true
+	}
+	return false
+}
 
 // Suite runs every measurement against srv, one after another, logging
 // progress to log, and returns the raw records.
 func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
-	rep := &Report{Started: time.Now().UTC(), Config: cfg}
+	began := time.Now()
+	rep := &Report{Started: began.UTC(), Config: cfg}
 	var targets []Target
 	var goTargets []*goTarget
 	for _, lib := range goLibs() {
@@ -121,74 +192,83 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 			return nil, err
 		}
 		defer p.close()
-		targets = append(targets, &driver{name: "kazoo-lock", recipe: "lock", proc: p})
+		targets = append(targets, &driver{name: KazooLock, recipe: "lock", proc: p})
 	}
 	add := func(r Record) { rep.Records = append(rep.Records, r) }
-	say := func(format string, args ...any) { _, _ = fmt.Fprintf(log, format+"\n", args...) }
+	say := func(format string, args ...any) {
+		_, _ = fmt.Fprintf(log, "%6.1fs "+format+"\n", append([]any{time.Since(began).Seconds()}, args...)...)
+	}
 	zkPID := serverPID(srv.Addr)
-	meter := func(t string) *cpuMeter { return &cpuMeter{server: zkPID, client: t} }
-
-	// A round that is not recorded, so that the server's JIT, the drivers'
-	// JVM and the caches are warm before the first target is measured.
-	for _, t := range targets {
-		if _, err := t.Uncontended(srv.Addr, fmt.Sprintf("/bench/%s/warm", t.Name()), 0, cfg.Warm); err != nil {
-			return nil, fmt.Errorf("%s warm-up: %w", t.Name(), err)
+	meter := func(ph phase, t string) *cpuMeter {
+		m := &cpuMeter{client: t}
+		if ph.setup == Standalone {
+			m.server = zkPID
 		}
-		if !floor(t.Name()) {
-			if _, err := t.Contended(srv.Addr, fmt.Sprintf("/bench/%s/warmc", t.Name()), cfg.Contenders, cfg.Contenders, cfg.Warm); err != nil {
+		if ph.rtt > 0 && t == "self" {
+			m.client = "" // the delaying proxy runs in this process too
+		}
+		return m
+	}
+
+	var few []Target
+	for _, t := range targets {
+		if phaseTarget(t.Name()) {
+			few = append(few, t)
+		}
+	}
+	noDelay := func() {
+		if srv.Delayed != nil {
+			srv.Delayed.SetDelay(0, 0)
+		}
+	}
+	phases := []phase{{setup: Standalone, servers: []string{srv.Addr}, targets: targets,
+		unc: cfg.Uncontended, con: cfg.Contended, apply: noDelay}}
+	if srv.Delayed != nil {
+		for _, rtt := range cfg.RTTs {
+			if rtt <= 0 {
+				continue
+			}
+			phases = append(phases, phase{setup: Standalone, rtt: rtt, servers: []string{srv.Delayed.Addr}, targets: few,
+				unc: cfg.PhaseUncontended, con: cfg.PhaseContended,
+				apply: func() { srv.Delayed.SetDelay(rtt/2, rtt-rtt/2) }})
+		}
+	}
+	if len(srv.Ensemble) > 0 {
+		phases = append(phases, phase{setup: Ensemble, servers: srv.Ensemble, targets: few,
+			unc: cfg.PhaseUncontended, con: cfg.PhaseContended, apply: noDelay})
+	}
+	defer noDelay()
+
+	// A round that is not recorded, so that the servers' JIT, the drivers'
+	// JVM and the caches are warm before the first target is measured.
+	for _, ph := range phases {
+		if ph.rtt > 0 {
+			continue // the same server as the direct phase
+		}
+		for _, t := range ph.targets {
+			if _, err := t.Uncontended(ph.servers[0], fmt.Sprintf("/bench/%s/warm-%s", t.Name(), ph.setup), 0, cfg.Warm); err != nil {
 				return nil, fmt.Errorf("%s warm-up: %w", t.Name(), err)
+			}
+			if !floor(t.Name()) {
+				if _, err := t.Contended(ph.servers, fmt.Sprintf("/bench/%s/warmc-%s", t.Name(), ph.setup), cfg.Contenders, cfg.Contenders, cfg.Warm); err != nil {
+					return nil, fmt.Errorf("%s warm-up: %w", t.Name(), err)
+				}
 			}
 		}
 	}
 	say("warm-up round done")
 
 	for i := 0; i < cfg.Reps; i++ {
-		// Each repetition starts at another target, so that no target is
-		// always the one measured right after a phase change.
-		k := i * len(targets) / cfg.Reps
-		order := append(slices.Clone(targets[k:]), targets[:k]...)
-		for _, t := range order {
-			m := meter(t.clientPID())
-			m.start()
-			r, err := t.Uncontended(srv.Addr, fmt.Sprintf("/bench/%s/u%d", t.Name(), i), cfg.Warm, cfg.Uncontended)
-			m.stop(&r)
+		for _, ph := range phases {
+			ph.apply()
+			recs, err := runPhase(cfg, ph, i, meter, say)
 			if err != nil {
-				return nil, fmt.Errorf("%s uncontended: %w", t.Name(), err)
+				return nil, err
 			}
-			say("rep %d %-22s uncontended %8.0f cycles/s p50 %v p99 %v", i, t.Name(), r.PerSec, r.P50, r.P99)
-			add(Record{Target: t.Name(), Measure: measureUnc, Rep: i, Run: &r})
-		}
-		// The handoff floor: a chain about as long as the contended runs.
-		n := max(20, int(cfg.Contended.Seconds()*500))
-		m := meter("self")
-		m.start()
-		r, err := floorHandoff(srv.Addr, fmt.Sprintf("/bench/%s/c%d", FloorHandoff, i), n)
-		m.stop(&r)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", FloorHandoff, err)
-		}
-		say("rep %d %-22s handoffs   %8.0f /s p50 %v p99 %v", i, FloorHandoff, r.PerSec, r.P50, r.P99)
-		add(Record{Target: FloorHandoff, Measure: measureCont, Rep: i, Run: &r})
-		for _, mode := range []struct {
-			measure           string
-			sessions, workers int
-		}{{measureCont, cfg.Contenders, cfg.Contenders}, {measureGorout, 1, cfg.Goroutines}} {
-			for _, t := range order {
-				if floor(t.Name()) {
-					continue
-				}
-				m := meter(t.clientPID())
-				m.start()
-				r, err := t.Contended(srv.Addr, fmt.Sprintf("/bench/%s/%s%d", t.Name(), mode.measure, i), mode.sessions, mode.workers, cfg.Contended)
-				m.stop(&r)
-				if err != nil {
-					return nil, fmt.Errorf("%s %s: %w", t.Name(), mode.measure, err)
-				}
-				say("rep %d %-22s %-11s %8.0f handoffs/s wait p50 %v p99 %v", i, t.Name(), mode.measure, r.PerSec, r.P50, r.P99)
-				add(Record{Target: t.Name(), Measure: mode.measure, Rep: i, Run: &r})
-			}
+			rep.Records = append(rep.Records, recs...)
 		}
 	}
+	noDelay()
 
 	if cfg.Census > 0 {
 		recs, err := census(cfg, srv, targets, say)
@@ -224,18 +304,92 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 			return nil, fmt.Errorf("%s allocs: %w", g.Name(), err)
 		}
 		say("allocs %-22s %6.1f per acquire+release", g.Name(), a)
-		add(Record{Target: g.Name(), Measure: measureAllocs, AllocsPerCycle: a})
+		add(Record{Target: g.Name(), Measure: measureAllocs, Setup: Standalone, AllocsPerCycle: a})
+	}
+	if cfg.Held > 0 {
+		r, err := heldLocks(srv.Addr, "/bench/held", cfg.Held)
+		if err != nil {
+			return nil, fmt.Errorf("%d held locks: %w", cfg.Held, err)
+		}
+		say("held %d zklock mutexes on one session in %v: %.0f bytes and %.4f goroutines per held lock (and %.0f bytes per Mutex value)",
+			cfg.Held, r.Elapsed.Round(time.Millisecond), r.HeapPerHeld, r.GoroutinesPerHeld, r.HeapPerMutex)
+		add(r)
 	}
 	if srv.FourLetter != nil {
 		rep.Mntr, _ = srv.FourLetter("mntr")
 	}
 	rep.Ratios = ratios(rep.Records)
+	rep.Elapsed = time.Since(began)
 	return rep, nil
+}
+
+// runPhase runs repetition i of every timed workload of one phase: each
+// target uncontended, the two handoff floors, then each lock contended
+// across sessions and in one process.
+func runPhase(cfg Config, ph phase, i int, meter func(phase, string) *cpuMeter, say func(string, ...any)) ([]Record, error) {
+	var out []Record
+	tag := fmt.Sprintf("%s-%gms", ph.setup, ph.rttMS())
+	rec := func(t, measure string, r Run) {
+		out = append(out, Record{Target: t, Measure: measure, Setup: ph.setup, RTTms: ph.rttMS(), Rep: i, Run: &r})
+	}
+	// Each repetition starts at another target, so that no target is
+	// always the one measured right after a phase change.
+	k := i * len(ph.targets) / max(1, cfg.Reps)
+	order := append(slices.Clone(ph.targets[k:]), ph.targets[:k]...)
+	for _, t := range order {
+		m := meter(ph, t.clientPID())
+		m.start()
+		r, err := t.Uncontended(ph.servers[0], fmt.Sprintf("/bench/%s/u%d-%s", t.Name(), i, tag), cfg.Warm, ph.unc)
+		m.stop(&r)
+		if err != nil {
+			return nil, fmt.Errorf("%s uncontended %s: %w", t.Name(), tag, err)
+		}
+		say("rep %d %-14s %-22s uncontended %8.0f cycles/s p50 %v p99 %v", i, tag, t.Name(), r.PerSec, r.P50, r.P99)
+		rec(t.Name(), measureUnc, r)
+	}
+	// The handoff floors: chains about as long as the contended runs, at
+	// most maxChain nodes (each made before the clock starts).
+	for _, f := range []struct {
+		name string
+		run  func(servers []string, dir string, n int) (Run, error)
+		cost time.Duration // about one handoff's time
+	}{{FloorHandoff, floorHandoff, 500*time.Microsecond + ph.rtt}, {FloorListed, floorListed, time.Millisecond + 2*ph.rtt}} {
+		n := min(maxChain, max(20, int(ph.con/f.cost)))
+		m := meter(ph, "self")
+		m.start()
+		r, err := f.run(ph.servers, fmt.Sprintf("/bench/%s/c%d-%s", f.name, i, tag), n)
+		m.stop(&r)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", f.name, tag, err)
+		}
+		say("rep %d %-14s %-22s handoffs   %8.0f /s p50 %v p99 %v", i, tag, f.name, r.PerSec, r.P50, r.P99)
+		rec(f.name, measureCont, r)
+	}
+	for _, mode := range []struct {
+		measure           string
+		sessions, workers int
+	}{{measureCont, cfg.Contenders, cfg.Contenders}, {measureGorout, 1, cfg.Goroutines}} {
+		for _, t := range order {
+			if floor(t.Name()) {
+				continue
+			}
+			m := meter(ph, t.clientPID())
+			m.start()
+			r, err := t.Contended(ph.servers, fmt.Sprintf("/bench/%s/%s%d-%s", t.Name(), mode.measure, i, tag), mode.sessions, mode.workers, ph.con)
+			m.stop(&r)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s %s: %w", t.Name(), mode.measure, tag, err)
+			}
+			say("rep %d %-14s %-22s %-11s %8.0f handoffs/s wait p50 %v p99 %v", i, tag, t.Name(), mode.measure, r.PerSec, r.P50, r.P99)
+			rec(t.Name(), mode.measure, r)
+		}
+	}
+	return out, nil
 }
 
 // goLibs are the Go implementations measured in this process.
 func goLibs() []goLib {
-	return append([]goLib{zklockMutex}, append(extraZklock, goZKLock, floorCycle, floorCycleExists)...)
+	return append([]goLib{zklockMutex}, append(extraZklock, goZKLock, floorCycle, floorCycleExists, floorPipelined)...)
 }
 
 // extraZklock holds the zklock recipes besides Mutex (see recipes.go).
@@ -274,12 +428,20 @@ func reqString(m map[string]int) string {
 	return strings.TrimSpace(b.String())
 }
 
+// cellOf selects the records of one setting.
+type cellOf struct {
+	setup string
+	rtt   float64
+}
+
+var direct = cellOf{Standalone, 0}
+
 // medianOf is the median over reps of f applied to the runs of one target
-// and measure; ok is false if there are none.
-func medianOf(recs []Record, target, measure string, f func(*Run) float64) (float64, bool) {
+// and measure in setting c; ok is false if there are none.
+func medianOf(recs []Record, c cellOf, target, measure string, f func(*Run) float64) (float64, bool) {
 	var xs []float64
 	for _, r := range recs {
-		if r.Target == target && r.Measure == measure && r.Run != nil {
+		if r.Target == target && r.Measure == measure && r.Run != nil && r.Setup == c.setup && r.RTTms == c.rtt {
 			xs = append(xs, f(r.Run))
 		}
 	}
@@ -288,24 +450,105 @@ func medianOf(recs []Record, target, measure string, f func(*Run) float64) (floa
 
 func perSec(r *Run) float64 { return r.PerSec }
 
-// ratios are the four closing lines' numbers: ratios of median throughputs.
-func ratios(recs []Record) map[string]float64 {
-	out := map[string]float64{}
-	for _, c := range closing {
-		a, okA := medianOf(recs, ZklockMutex, c.measure, perSec)
-		b, okB := medianOf(recs, c.other, c.measure, perSec)
-		if okA && okB && b > 0 {
-			out[c.line] = a / b
+// workloadName is the name of a measure in a setting in the ratio lines:
+// uncontended, contended (sessions), inprocess (goroutines on one
+// session), with -rtt<N>ms for a delayed proxy and ensemble- for the
+// ensemble.
+func workloadName(c cellOf, measure string) string {
+	w := measure
+	if measure == measureGorout {
+		w = "inprocess"
+	}
+	if c.setup == Ensemble {
+		w = "ensemble-" + w
+	}
+	if c.rtt > 0 {
+		w += fmt.Sprintf("-rtt%gms", c.rtt)
+	}
+	return w
+}
+
+// A peer of a ratio line: zklock's mutex against target in measure.
+type peer struct{ name, target string }
+
+// peersOf lists the ratio lines' peers of a measure, in print order.
+func peersOf(measure string) []peer {
+	locks := []peer{{"curator", CuratorMutex}, {"gozk", GoZKLock}, {"kazoo", KazooLock}}
+	switch measure {
+	case measureUnc:
+		return append(locks, peer{"floor", FloorCycle}, peer{"pipelined-floor", FloorPipelined})
+	case measureCont:
+		return append(locks, peer{"floor", FloorHandoff}, peer{"listed-floor", FloorListed})
+	case measureGorout:
+		return append(locks, peer{"floor", FloorHandoff})
+	}
+	return nil
+}
+
+// floorMeasure: floors are measured once per setting; the bare handoff
+// floor stands for both contended workloads.
+func floorMeasure(target, measure string) string {
+	if target == FloorHandoff || target == FloorListed {
+		return measureCont
+	}
+	return measure
+}
+
+// ratioLine is one RATIO line's key and how to compute it.
+type ratioLine struct {
+	key      string // "<workload> zklock/<peer>"
+	cell     cellOf
+	measure  string
+	workload string
+	peer     peer
+}
+
+// ratioLines lists every ratio line the records allow, in print order.
+func ratioLines(recs []Record) []ratioLine {
+	var cells []cellOf
+	for _, r := range recs {
+		c := cellOf{r.Setup, r.RTTms}
+		if r.Run != nil && !slices.Contains(cells, c) {
+			cells = append(cells, c)
+		}
+	}
+	slices.SortStableFunc(cells, func(a, b cellOf) int {
+		if a.setup != b.setup {
+			return strings.Compare(b.setup, a.setup) // standalone first
+		}
+		return cmpFloat(a.rtt, b.rtt)
+	})
+	var out []ratioLine
+	for _, c := range cells {
+		for _, m := range []string{measureUnc, measureCont, measureGorout} {
+			w := workloadName(c, m)
+			for _, p := range peersOf(m) {
+				out = append(out, ratioLine{key: w + " zklock/" + p.name, cell: c, measure: m, workload: w, peer: p})
+			}
 		}
 	}
 	return out
 }
 
-var closing = []struct{ line, measure, other string }{
-	{"uncontended zklock/curator", measureUnc, CuratorMutex},
-	{"uncontended zklock/floor", measureUnc, FloorCycle},
-	{"contended zklock/curator", measureCont, CuratorMutex},
-	{"contended zklock/floor", measureCont, FloorHandoff},
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
-var errNoRatios = errors.New("bench: a ratio could not be computed")
+// ratios are the RATIO lines' numbers: ratios of median throughputs.
+func ratios(recs []Record) map[string]float64 {
+	out := map[string]float64{}
+	for _, l := range ratioLines(recs) {
+		a, okA := medianOf(recs, l.cell, ZklockMutex, l.measure, perSec)
+		b, okB := medianOf(recs, l.cell, l.peer.target, floorMeasure(l.peer.target, l.measure), perSec)
+		if okA && okB && b > 0 {
+			out[l.key] = a / b
+		}
+	}
+	return out
+}

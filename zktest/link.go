@@ -136,7 +136,11 @@ func (p *Proxy) serve(l *link, member int) {
 // notices nothing and loses nothing; this goroutine delivers the queue
 // whenever the gate is open, inspecting each frame on the way.
 func (p *Proxy) pipe(l *link, src, dst net.Conn, toServer bool) {
-	frames := make(chan []byte, 256)
+	delay := &p.delay[1]
+	if toServer {
+		delay = &p.delay[0]
+	}
+	frames := make(chan timedFrame, 256)
 	var rwg sync.WaitGroup
 	rwg.Add(1)
 	go func() {
@@ -147,20 +151,40 @@ func (p *Proxy) pipe(l *link, src, dst net.Conn, toServer bool) {
 			if err != nil {
 				return
 			}
+			tf := timedFrame{f: f}
+			if d := time.Duration(delay.Load()); d > 0 {
+				tf.due = time.Now().Add(d)
+			}
+			p.held.Add(1)
 			select {
-			case frames <- f:
+			case frames <- tf:
 			case <-l.done:
+				p.held.Add(-1)
 				return
 			}
 		}
 	}()
+	defer func() {
+		for range frames { // the reader has ended or is ending
+			p.held.Add(-1)
+		}
+	}()
 	defer rwg.Wait()
 	defer l.close() // unblocks the reader before rwg.Wait
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	first := true
-	for f := range frames {
-		if !p.waitGate(l) {
+	for tf := range frames {
+		ok := p.waitGate(l) && p.waitDue(l, tf.due, &timer)
+		p.held.Add(-1)
+		if !ok {
 			return
 		}
+		f := tf.f
 		if toServer {
 			p.sawRequest(l, f, first)
 		} else if p.sawReply(l, f, first) {
@@ -173,6 +197,44 @@ func (p *Proxy) pipe(l *link, src, dst net.Conn, toServer bool) {
 	}
 	// src closed: pass the close on only when a partition would let it.
 	p.waitGate(l)
+}
+
+// shortWait is the longest wait for a frame's due time made with
+// shortSleep (precise, not interruptible); longer ones use a timer that
+// Close and the link's end interrupt.
+const shortWait = 10 * time.Millisecond
+
+// waitDue waits until due (the zero time: not at all); false if the link
+// or the proxy closed meanwhile. *timer is reused across calls.
+func (p *Proxy) waitDue(l *link, due time.Time, timer **time.Timer) bool {
+	wait := time.Until(due)
+	if due.IsZero() || wait <= 0 {
+		return true
+	}
+	if wait <= shortWait {
+		shortSleep(wait)
+		return true
+	}
+	if *timer == nil {
+		*timer = time.NewTimer(wait)
+	} else {
+		(*timer).Reset(wait)
+	}
+	select {
+	case <-(*timer).C:
+		return true
+	case <-l.done:
+		return false
+	case <-p.closed:
+		return false
+	}
+}
+
+// timedFrame is a frame read by pipe and the time it is due to be
+// forwarded (zero: at once).
+type timedFrame struct {
+	f   []byte
+	due time.Time
 }
 
 // sawRequest counts a client frame and arms the reply drop for a create.

@@ -32,6 +32,8 @@ type Proxy struct {
 	counts map[int32]int
 
 	dropCreate atomic.Bool
+	delay      [2]atomic.Int64 // nanoseconds: [0] to the server, [1] to the client
+	held       atomic.Int64    // frames read and not yet forwarded or dropped
 	closed     chan struct{}
 	closeOnce  sync.Once
 	wg         sync.WaitGroup
@@ -178,6 +180,21 @@ func (p *Proxy) Cut() {
 	for _, l := range ls {
 		l.close()
 	}
+}
+
+// SetDelay makes the proxy hold every frame before forwarding it: toServer
+// for what clients send (requests, handshakes, pings), toClient for what
+// servers send (replies, watch notifications). A frame's delay counts from
+// the moment the proxy read it, so frames in flight are delayed together,
+// as by a network link's latency (not its bandwidth), and every connection
+// keeps its order in both directions, also when the delay changes. The
+// delays apply to frames read from then on, on open and new connections;
+// a round trip through the proxy takes toServer+toClient longer. Zero (the
+// default) forwards at once; negative durations count as zero. Delays add
+// to Blackhole: a frame held by a partition is sent once healed and due.
+func (p *Proxy) SetDelay(toServer, toClient time.Duration) {
+	p.delay[0].Store(int64(max(toServer, 0)))
+	p.delay[1].Store(int64(max(toClient, 0)))
 }
 
 // DropNextCreateReply arms a one-shot fault: the next create request

@@ -3,6 +3,7 @@ package zktest_test
 import (
 	"errors"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -111,4 +112,118 @@ func TestIntegration_ProxyRequests(t *testing.T) {
 	// The proxy dialer refuses addresses outside the cluster.
 	_, err = p.Dialer()("tcp", "127.0.0.1:1", time.Second)
 	require.Error(t, err)
+}
+
+// rtts returns the fastest and the median of n Exists round trips on conn.
+func rtts(t *testing.T, conn *zk.Conn, n int) (fastest, median time.Duration) {
+	t.Helper()
+	ds := make([]time.Duration, n)
+	for i := range ds {
+		t0 := time.Now()
+		_, _, err := conn.Exists("/")
+		require.NoError(t, err)
+		ds[i] = time.Since(t0)
+	}
+	slices.Sort(ds)
+	return ds[0], ds[n/2]
+}
+
+func TestIntegration_ProxyDelay(t *testing.T) {
+	c := track(zktest.Start(t))
+	p := c.Proxy(t)
+	conn := p.Connect(t, 8*time.Second)
+	_, base := rtts(t, conn, 21)
+	// Slack for a loaded machine: far less than a second delay.
+	const slack = 30 * time.Millisecond
+
+	for _, d := range []struct{ toServer, toClient time.Duration }{
+		{20 * time.Millisecond, 30 * time.Millisecond}, // both directions count, once each
+		{0, 40 * time.Millisecond},                     // one direction only
+		{15 * time.Millisecond, 0},
+		{250 * time.Microsecond, 250 * time.Microsecond}, // what the benchmarks' 0.5 ms round trip uses
+	} {
+		p.SetDelay(d.toServer, d.toClient)
+		fastest, median := rtts(t, conn, 11)
+		t.Logf("delay %v+%v: round trip fastest %v, median %v (%v without delay)", d.toServer, d.toClient, fastest, median, base)
+		require.GreaterOrEqual(t, fastest, d.toServer+d.toClient, "a round trip beat the delay")
+		require.Less(t, median, d.toServer+d.toClient+base+slack, "the delay was applied more than once")
+	}
+
+	p.SetDelay(-time.Second, 0) // negative counts as zero
+	_, median := rtts(t, conn, 11)
+	require.Less(t, median, base+slack)
+}
+
+// rawExists sends Exists("/") requests with xids from..to-1 on raw, all at once.
+func rawExists(t *testing.T, raw net.Conn, from, to int32) {
+	t.Helper()
+	var b []byte
+	for xid := from; xid < to; xid++ {
+		req := wire.AppendRequestHeader(nil, wire.RequestHeader{Xid: xid, Type: wire.OpExists})
+		req = append(req, 0, 0, 0, 1, '/', 0) // path "/", no watch
+		b = wire.AppendFrame(b, req)
+	}
+	_, err := raw.Write(b)
+	require.NoError(t, err)
+}
+
+func TestIntegration_ProxyDelayKeepsOrder(t *testing.T) {
+	c := track(zktest.Start(t))
+	p := c.Proxy(t)
+	raw, err := net.Dial("tcp", p.Addrs()[0])
+	require.NoError(t, err)
+	defer raw.Close()
+	require.NoError(t, raw.SetDeadline(time.Now().Add(20*time.Second)))
+	require.NoError(t, wire.WriteFrame(raw, wire.EncodeConnectRequest(wire.ConnectRequest{TimeoutMs: 4000})))
+	_, err = wire.ReadFrame(raw, wire.DefaultMaxFrame)
+	require.NoError(t, err)
+
+	readReplies := func(from, to int32) (first time.Time) {
+		t.Helper()
+		for want := from; want < to; want++ {
+			f, err := wire.ReadFrame(raw, wire.DefaultMaxFrame)
+			require.NoError(t, err)
+			if want == from {
+				first = time.Now()
+			}
+			h, err := wire.ParseReplyHeader(f)
+			require.NoError(t, err)
+			require.Equal(t, want, h.Xid, "reply out of order")
+			require.Zero(t, h.Err)
+		}
+		return first
+	}
+
+	// A steady delay: pipelined requests are delayed together.
+	const n = 50
+	p.SetDelay(10*time.Millisecond, 0)
+	t0 := time.Now()
+	rawExists(t, raw, 1, 1+n)
+	first := readReplies(1, 1+n)
+	require.GreaterOrEqual(t, first.Sub(t0), 10*time.Millisecond, "first reply came before its delay")
+	require.Less(t, time.Since(t0), 10*time.Millisecond+time.Second, "requests were delayed one after the other")
+
+	// Frames read under a long delay, then more under none: the later ones
+	// are due first but must not overtake, in either direction.
+	const long = 300 * time.Millisecond
+	for i, d := range []struct{ toServer, toClient time.Duration }{{long, 0}, {0, long}} {
+		from := int32(1 + n + 2*n*i)
+		p.SetDelay(d.toServer, d.toClient)
+		t0 = time.Now()
+		rawExists(t, raw, from, from+n)
+		// Held counts frames read and not yet forwarded; a request is
+		// counted in Requests once forwarded.
+		sent := int(from - 1)
+		if d.toClient > 0 {
+			sent += n
+		}
+		require.Eventually(t, func() bool { return p.Held() == n && p.Requests()[wire.OpExists] == sent },
+			10*time.Second, time.Millisecond/2, "the proxy did not hold the frames")
+		p.SetDelay(0, 0)
+		rawExists(t, raw, from+n, from+2*n)
+		first = readReplies(from, from+2*n)
+		require.GreaterOrEqual(t, first.Sub(t0), long, "a held frame lost its delay")
+	}
+	require.Equal(t, 5*n, p.Requests()[wire.OpExists])
+	require.Zero(t, p.Held())
 }

@@ -22,7 +22,8 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * one command per line and answers each with one JSON line:
  *
  *   uncontended RECIPE CONNECT PATH WARM_MS DUR_MS   one client, acquire+release cycles
- *   contended RECIPE CONNECT PATH SESSIONS THREADS DUR_MS  THREADS threads over SESSIONS clients
+ *   contended RECIPE CONNECT PATH SESSIONS THREADS DUR_MS  THREADS threads over SESSIONS clients,
+ *                                                client i connected to the i-th (mod n) server of CONNECT
  *   herd_prepare RECIPE CONNECT PATH N           a holder and N waiting threads on one client
  *   herd_go                                      release; answer when every waiter had the lock
  *   herd_close                                   close the herd client
@@ -124,8 +125,9 @@ public final class CuratorBench {
             throws Exception {
         List<CuratorFramework> clients = new ArrayList<>();
         try {
+            String[] servers = where.split(",");
             for (int i = 0; i < sessions; i++) {
-                clients.add(open(where));
+                clients.add(open(servers[i % servers.length]));
             }
             InterProcessLock first = make(recipe, clients.get(0), path);
             first.acquire();

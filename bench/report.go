@@ -1,0 +1,421 @@
+package bench
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The HTML report: one self-contained page (inline CSS and SVG, no
+// scripts, nothing fetched), well-formed XML so that a test can parse it.
+
+// WriteHTML writes the report's page to path; jsonName is the raw numbers'
+// file name, linked from the page (written beside it by WriteJSON).
+func (r *Report) WriteHTML(path, jsonName string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(r.HTML(jsonName)), 0o644)
+}
+
+// colors of the targets in every chart; zklock stands out.
+var colors = map[string]string{
+	ZklockMutex: "#1565c0", CuratorMutex: "#ef6c00", GoZKLock: "#2e7d32", KazooLock: "#8e24aa",
+	FloorCycle: "#9e9e9e", FloorPipelined: "#616161", FloorHandoff: "#9e9e9e", FloorListed: "#616161",
+}
+
+func colorOf(target string) string {
+	if c, ok := colors[target]; ok {
+		return c
+	}
+	return "#b0bec5"
+}
+
+func esc(s string) string { return html.EscapeString(s) }
+
+// HTML renders the report page.
+func (r *Report) HTML(jsonName string) string {
+	var b strings.Builder
+	b.WriteString(`<!DOCTYPE html>
+<html xmlns="http://www.w3.org/1999/xhtml" lang="en">
+<head>
+<meta charset="utf-8"/>
+<title>zklock benchmarks</title>
+<style>
+body { font-family: sans-serif; margin: 1.5em auto; max-width: 1240px; color: #212121; }
+h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 1.6em; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; font-size: 0.9em; }
+td, th { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
+th { background: #f5f5f5; } td.name, th.name { text-align: left; }
+td.good { background: #c8e6c9; } td.fair { background: #fff9c4; } td.bad { background: #ffcdd2; }
+.charts { display: flex; flex-wrap: wrap; gap: 12px; }
+.chart { border: 1px solid #e0e0e0; padding: 4px; }
+.met { color: #2e7d32; font-weight: bold; } .notmet { color: #c62828; font-weight: bold; }
+.legend span { display: inline-block; margin-right: 1.2em; }
+.legend i { display: inline-block; width: 12px; height: 12px; margin-right: 4px; vertical-align: middle; }
+</style>
+</head>
+<body>
+<h1>zklock benchmarks</h1>
+`)
+	fmt.Fprintf(&b, "<p>Run started %s, took %v; medians of %d interleaved repetitions. Raw numbers: <a href=\"%s\">%s</a>.</p>\n",
+		esc(r.Started.Format(time.RFC3339)), r.Elapsed.Round(time.Second), r.Config.Reps, esc(jsonName), esc(jsonName))
+	b.WriteString("<p>Workloads: <b>uncontended</b> (one session, acquire+release cycles), <b>contended</b> (" +
+		fmt.Sprint(r.Config.Contenders) + " sessions, one goroutine each), <b>inprocess</b> (" + fmt.Sprint(r.Config.Goroutines) +
+		" goroutines on one session); -rttN: through a proxy adding N ms per round trip; ensemble-: against a 3-member ensemble, sessions spread over members. " +
+		"Floors: <b>floor</b> = create, list, delete (uncontended) or delete → watch notification (contended); " +
+		"<b>pipelined-floor</b> = create and list sent together, then delete; <b>listed-floor</b> = delete → notification → list → next holds.</p>\n")
+	b.WriteString(legend())
+
+	b.WriteString("<h2 id=\"ratios\">Where zklock stands: zklock's throughput over each peer's</h2>\n")
+	r.ratioTable(&b)
+	b.WriteString("<h2 id=\"goals\">Goals</h2>\n<ul>\n")
+	var goalText strings.Builder
+	r.printGoals(&goalText)
+	for _, line := range strings.Split(strings.TrimSpace(goalText.String()), "\n") {
+		line = strings.Join(strings.Fields(strings.TrimPrefix(line, "goal ")), " ")
+		e := esc(line)
+		e = strings.Replace(e, ": NOT MET", ": "+goalMark(false), 1)
+		e = strings.Replace(e, ": met", ": "+goalMark(true), 1)
+		fmt.Fprintf(&b, "<li>%s</li>\n", e)
+	}
+	b.WriteString("</ul>\n")
+
+	b.WriteString("<h2 id=\"workloads\">Throughput and p99 per workload</h2>\n<div class=\"charts\">\n")
+	for _, w := range r.workloads() {
+		fmt.Fprintf(&b, "<div class=\"chart\" id=\"w-%s\">\n%s</div>\n", esc(w.name), r.workloadChart(w))
+	}
+	b.WriteString("</div>\n")
+
+	b.WriteString("<h2 id=\"herd\">Handoffs/s against waiters (one session, N waiters each taking the lock once)</h2>\n<div class=\"charts\">\n")
+	b.WriteString("<div class=\"chart\">" + r.herdChart(func(rec Record) float64 { return rec.PerSec }, "handoffs/s") + "</div>\n")
+	b.WriteString("<div class=\"chart\">" + r.herdChart(func(rec Record) float64 { return rec.RequestsPerHandoff }, "requests per handoff") + "</div>\n")
+	b.WriteString("</div>\n")
+
+	b.WriteString("<h2 id=\"rtt\">Against the added round-trip time (standalone server)</h2>\n<div class=\"charts\">\n")
+	for _, m := range []string{measureUnc, measureCont, measureGorout} {
+		b.WriteString("<div class=\"chart\">" + r.rttChart(m) + "</div>\n")
+	}
+	b.WriteString("</div>\n</body>\n</html>\n")
+	return b.String()
+}
+
+func goalMark(ok bool) string {
+	if ok {
+		return `<span class="met">met</span>`
+	}
+	return `<span class="notmet">NOT MET</span>`
+}
+
+func legend() string {
+	var b strings.Builder
+	b.WriteString("<p class=\"legend\">")
+	for _, t := range []string{ZklockMutex, CuratorMutex, GoZKLock, KazooLock, FloorCycle + " / " + FloorHandoff, FloorPipelined + " / " + FloorListed} {
+		c := colorOf(strings.Fields(t)[0])
+		fmt.Fprintf(&b, "<span><i style=\"background:%s\"></i>%s</span>", c, esc(t))
+	}
+	b.WriteString("</p>\n")
+	return b.String()
+}
+
+// ratioTable: a row per workload, a column per peer, coloured.
+func (r *Report) ratioTable(b *strings.Builder) {
+	cols := []string{"curator", "gozk", "kazoo", "floor", "pipelined-floor", "listed-floor"}
+	b.WriteString("<table>\n<tr><th class=\"name\">workload</th>")
+	for _, c := range cols {
+		fmt.Fprintf(b, "<th>zklock/%s</th>", esc(c))
+	}
+	b.WriteString("</tr>\n")
+	for _, w := range r.workloads() {
+		fmt.Fprintf(b, "<tr><td class=\"name\"><a href=\"#w-%s\">%s</a></td>", esc(w.name), esc(w.name))
+		for _, c := range cols {
+			v, ok := r.Ratios[w.name+" zklock/"+c]
+			class := "bad"
+			switch {
+			case !ok:
+				class = ""
+			case v >= 1.0:
+				class = "good"
+			case v >= 0.9:
+				class = "fair"
+			}
+			fmt.Fprintf(b, "<td class=\"%s\">%s</td>", class, num(v, ok, "%.2f"))
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</table>\n")
+}
+
+// workload is one measure in one setting.
+type workload struct {
+	name    string
+	cell    cellOf
+	measure string
+}
+
+func (r *Report) workloads() []workload {
+	var out []workload
+	for _, l := range ratioLines(r.Records) {
+		if len(out) == 0 || out[len(out)-1].name != l.workload {
+			out = append(out, workload{l.workload, l.cell, l.measure})
+		}
+	}
+	return out
+}
+
+// workloadChart: horizontal bars per target, throughput left, p99 right.
+func (r *Report) workloadChart(w workload) string {
+	type bar struct {
+		target   string
+		ops, p99 float64
+	}
+	var bars []bar
+	for _, t := range r.targets() {
+		if floor(t) && !slices.ContainsFunc(peersOf(w.measure), func(p peer) bool { return p.target == t }) {
+			continue
+		}
+		m := floorMeasure(t, w.measure)
+		v, ok := medianOf(r.Records, w.cell, t, m, perSec)
+		if !ok {
+			continue
+		}
+		p, _ := medianOf(r.Records, w.cell, t, m, func(x *Run) float64 { return float64(x.P99) / float64(time.Millisecond) })
+		bars = append(bars, bar{t, v, p})
+	}
+	const labelW, panelW, rowH, top = 128, 170, 18, 34
+	width := labelW + 2*panelW + 2*55
+	height := top + rowH*len(bars) + 8
+	unit := "handoffs/s"
+	if w.measure == measureUnc {
+		unit = "cycles/s"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-size=\"11\">\n", width, height)
+	fmt.Fprintf(&b, "<text x=\"4\" y=\"13\" font-weight=\"bold\" font-size=\"13\">%s</text>\n", esc(w.name))
+	fmt.Fprintf(&b, "<text x=\"%d\" y=\"28\" fill=\"#555\">%s</text>\n", labelW, esc(unit))
+	fmt.Fprintf(&b, "<text x=\"%d\" y=\"28\" fill=\"#555\">p99 ms (%s)</text>\n", labelW+panelW+55, esc(map[bool]string{true: "cycle", false: "acquire wait"}[w.measure == measureUnc]))
+	var maxOps, maxP99 float64
+	for _, x := range bars {
+		maxOps, maxP99 = math.Max(maxOps, x.ops), math.Max(maxP99, x.p99)
+	}
+	for i, x := range bars {
+		y := top + i*rowH
+		weight := "normal"
+		if x.target == ZklockMutex {
+			weight = "bold"
+		}
+		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-weight=\"%s\">%s</text>\n", labelW-6, y+12, weight, esc(x.target))
+		ow := scale(x.ops, maxOps, panelW)
+		fmt.Fprintf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n", labelW, y+2, ow, rowH-5, colorOf(x.target))
+		fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%d\">%s</text>\n", float64(labelW)+ow+3, y+12, esc(fmt.Sprintf("%.0f", x.ops)))
+		pw := scale(x.p99, maxP99, panelW)
+		px := labelW + panelW + 55
+		fmt.Fprintf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" fill-opacity=\"0.55\"/>\n", px, y+2, pw, rowH-5, colorOf(x.target))
+		fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%d\">%s</text>\n", float64(px)+pw+3, y+12, esc(fmt.Sprintf("%.2f", x.p99)))
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+func scale(v, maxV float64, w int) float64 {
+	if maxV <= 0 || v <= 0 {
+		return 0
+	}
+	return v / maxV * float64(w)
+}
+
+// series is one line of a line chart: a value per x category (NaN: none).
+type series struct {
+	name string
+	ys   []float64
+}
+
+// lineChart draws series over categorical x values, y linear from 0 or,
+// with logY, logarithmic (for figures that span decades).
+func lineChart(title, yLabel string, xs []string, ss []series, logY bool) string {
+	const w, h, left, right, top, bottom = 400, 260, 62, 130, 26, 34
+	pw, ph := float64(w-left-right), float64(h-top-bottom)
+	maxY, minY := 0.0, math.Inf(1)
+	for _, s := range ss {
+		for _, y := range s.ys {
+			if !math.IsNaN(y) {
+				maxY = math.Max(maxY, y)
+				if y > 0 {
+					minY = math.Min(minY, y)
+				}
+			}
+		}
+	}
+	maxY = niceCeil(maxY)
+	var tickVals []float64
+	// yOf maps a value to its height above the axis, 0..ph.
+	yOf := func(v float64) float64 { return scale(v, maxY, int(ph)) }
+	if logY && !math.IsInf(minY, 1) {
+		lo := math.Pow(10, math.Floor(math.Log10(minY)))
+		hi := math.Pow(10, math.Ceil(math.Log10(maxY)))
+		if hi <= lo {
+			hi = lo * 10
+		}
+		yOf = func(v float64) float64 {
+			if v <= 0 {
+				return 0
+			}
+			return (math.Log10(v) - math.Log10(lo)) / (math.Log10(hi) - math.Log10(lo)) * ph
+		}
+		for p := lo; p <= hi*1.001; p *= 10 {
+			for _, m := range []float64{1, 2, 5} {
+				if p*m <= hi*1.001 {
+					tickVals = append(tickVals, p*m)
+				}
+			}
+		}
+	} else {
+		ticks := 4
+		if m := maxY / math.Pow(10, math.Floor(math.Log10(maxY))); m > 4.5 && m < 5.5 {
+			ticks = 5 // 5 × 10^k: steps of 10^k
+		}
+		for k := 0; k <= ticks; k++ {
+			tickVals = append(tickVals, maxY*float64(k)/float64(ticks))
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-size=\"11\">\n", w, h)
+	fmt.Fprintf(&b, "<text x=\"4\" y=\"14\" font-weight=\"bold\" font-size=\"13\">%s</text>\n", esc(title))
+	if logY {
+		yLabel += " (log scale)"
+	}
+	fmt.Fprintf(&b, "<text x=\"12\" y=\"%d\" fill=\"#555\" text-anchor=\"middle\" transform=\"rotate(-90 12 %d)\">%s</text>\n", top+int(ph/2), top+int(ph/2), esc(yLabel))
+	for _, v := range tickVals {
+		y := float64(top) + ph - yOf(v)
+		fmt.Fprintf(&b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n", left, y, float64(left)+pw, y)
+		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", left-4, y+4, esc(short(v)))
+	}
+	xAt := func(i int) float64 {
+		if len(xs) == 1 {
+			return float64(left) + pw/2
+		}
+		return float64(left) + pw*float64(i)/float64(len(xs)-1)
+	}
+	for i, x := range xs {
+		fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", xAt(i), h-bottom+14, esc(x))
+	}
+	for si, s := range ss {
+		var pts []string
+		for i, y := range s.ys {
+			if math.IsNaN(y) {
+				continue
+			}
+			yy := float64(top) + ph - yOf(y)
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", xAt(i), yy))
+			fmt.Fprintf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", xAt(i), yy, colorOf(s.name))
+		}
+		sw := "1.5"
+		if s.name == ZklockMutex {
+			sw = "3"
+		}
+		dash := ""
+		if floor(s.name) {
+			dash = " stroke-dasharray=\"4 3\""
+		}
+		fmt.Fprintf(&b, "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s/>\n", strings.Join(pts, " "), colorOf(s.name), sw, dash)
+		ly := top + 10 + si*15
+		fmt.Fprintf(&b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"%s\"%s/>\n", w-right+8, ly-4, w-right+24, ly-4, colorOf(s.name), sw, dash)
+		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\">%s</text>\n", w-right+28, ly, esc(s.name))
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+// niceCeil rounds v up to 1, 2 or 5 times a power of ten.
+func niceCeil(v float64) float64 {
+	if v <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if v <= m*p {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+func short(v float64) string {
+	switch {
+	case v >= 10000:
+		return fmt.Sprintf("%.0fk", v/1000)
+	case v >= 1000:
+		return fmt.Sprintf("%.1fk", v/1000)
+	case v >= 10 || v == 0:
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.2g", v)
+}
+
+func (r *Report) herdChart(f func(Record) float64, label string) string {
+	xs := make([]string, len(r.Config.Herd))
+	for i, n := range r.Config.Herd {
+		xs[i] = fmt.Sprint(n)
+	}
+	var ss []series
+	for _, t := range r.targets() {
+		s := series{name: t, ys: make([]float64, len(r.Config.Herd))}
+		any := false
+		for i, n := range r.Config.Herd {
+			s.ys[i] = math.NaN()
+			for _, rec := range r.Records {
+				if rec.Target == t && rec.Measure == measureHerd && rec.Waiters == n && rec.Run != nil {
+					s.ys[i], any = f(rec), true
+				}
+			}
+		}
+		if any {
+			ss = append(ss, s)
+		}
+	}
+	return lineChart(label+" against waiters", label, xs, ss, false)
+}
+
+// rttChart: throughput of one measure at each added round trip.
+func (r *Report) rttChart(measure string) string {
+	var rtts []float64
+	for _, c := range r.cells() {
+		if c.setup == Standalone && !slices.Contains(rtts, c.rtt) {
+			rtts = append(rtts, c.rtt)
+		}
+	}
+	slices.Sort(rtts)
+	xs := make([]string, len(rtts))
+	for i, v := range rtts {
+		xs[i] = fmt.Sprintf("%g ms", v)
+	}
+	var ss []series
+	for _, t := range r.targets() {
+		if floor(t) && !slices.ContainsFunc(peersOf(measure), func(p peer) bool { return p.target == t }) {
+			continue
+		}
+		s := series{name: t, ys: make([]float64, len(rtts))}
+		n := 0
+		for i, rtt := range rtts {
+			v, ok := medianOf(r.Records, cellOf{Standalone, rtt}, t, floorMeasure(t, measure), perSec)
+			s.ys[i] = math.NaN()
+			if ok {
+				s.ys[i] = v
+				n++
+			}
+		}
+		if n > 1 { // measured at more than one round trip
+			ss = append(ss, s)
+		}
+	}
+	unit := "handoffs/s"
+	if measure == measureUnc {
+		unit = "cycles/s"
+	}
+	return lineChart(workloadName(direct, measure)+" against round trip", unit, xs, ss, true)
+}
