@@ -131,6 +131,13 @@ func Scenarios(mode Mode) []*Scenario {
 	s21.Nemesis = ThrottleHolder(d(0, 5*s, 6*s), 3*s, []time.Duration{20 * ms, 50 * ms, 100 * ms, 200 * ms}, []time.Duration{10 * ms, 50 * ms})
 	out = append(out, s21)
 
+	s22 := base("S22", "in-process handoff: 4 goroutines a session, expiry + leader kills", 3, d(0, 25*s, 120*s))
+	// Goroutines of one session queue behind each other, so releases hand
+	// the lock to a local waiter before the delete commits (handoff.go).
+	s22.Clients, s22.Share, s22.Locks, s22.Proxies = 2, 4, 2, true
+	s22.Nemesis = ExpireSessions(d(0, 3*s, 3*s), d(0, 8*s, 10*s), 3*s)
+	out = append(out, s22)
+
 	s8 := base("S8", "dropped create replies", 1, d(0, 20*s, 60*s))
 	s8.Proxies = true
 	s8.Nemesis = DropCreates(d(0, 500*time.Millisecond, 500*time.Millisecond))

@@ -20,6 +20,7 @@ type Scenario struct {
 	Servers int           // 1 standalone, 3 ensemble
 	Workers int           // worker processes (multi-process scenarios)
 	Clients int           // sessions per worker
+	Share   int           // goroutines per session (0: one)
 	Locks   int           // locks contended for
 	Recipe  string        // worker recipe: mutex (default), semmutex, rw
 	Session time.Duration // session timeout
@@ -247,6 +248,9 @@ func (e *Env) startWorker(name string, p *zktest.Proxy) (*Proc, error) {
 		"-long-every", strconv.Itoa(sc.LongEvery), "-long-hold", sc.LongHold.String()}
 	if sc.Recipe != "" {
 		args = append(args, "-recipe", sc.Recipe)
+	}
+	if sc.Share > 1 {
+		args = append(args, "-share", strconv.Itoa(sc.Share))
 	}
 	if sc.Survive {
 		args = append(args, "-restat")

@@ -18,7 +18,8 @@ import (
 type WorkerConfig struct {
 	Name           string        // label in events and in the lock nodes' data
 	Servers        []string      // ZooKeeper (or proxy) addresses
-	Clients        int           // goroutines, each with its own Session
+	Clients        int           // sessions, each used by Share goroutines
+	Share          int           // goroutines per session (0 or 1: one), so that holds hand over within a session
 	Root           string        // lock paths are Root/lock-<i>
 	Locks          int           // number of locks contended for
 	ZKRegister     string        // ZooKeeper register nodes are ZKRegister/lock-<i> ("" = none)
@@ -74,10 +75,19 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, log *Log) error {
 	return <-errc
 }
 
-func runClient(ctx context.Context, cfg WorkerConfig, client int, log *Log) error {
+func runClient(ctx context.Context, cfg WorkerConfig, session int, log *Log) error {
+	share := max(cfg.Share, 1)
+	// Each goroutine of the session is a client of its own in the history,
+	// and each sees the session's state changes.
+	clients := make([]int, share)
+	for k := range clients {
+		clients[k] = (session-1)*share + k + 1
+	}
 	opts := []zklock.SessionOption{zklock.WithSessionTimeout(cfg.SessionTimeout), zklock.WithObserver(func(ev zklock.Event) {
 		if ev.Kind == zklock.EventState {
-			log.Add(Event{Kind: KindState, Worker: cfg.Name, Client: client, Session: ev.Session, Name: ev.State.String()})
+			for _, client := range clients {
+				log.Add(Event{Kind: KindState, Worker: cfg.Name, Client: client, Session: ev.Session, Name: ev.State.String()})
+			}
 		}
 	})}
 	if cfg.Negative == "N3" {
@@ -95,12 +105,16 @@ func runClient(ctx context.Context, cfg WorkerConfig, client int, log *Log) erro
 		return err
 	}
 	defer sess.Close()
-	var reg *RegisterClient
+	// One register connection per client: a RegisterClient serves one
+	// goroutine.
+	regs := make([]*RegisterClient, len(clients))
 	if cfg.Register != "" {
-		if reg, err = DialRegister(cfg.Register); err != nil {
-			return err
+		for k := range regs {
+			if regs[k], err = DialRegister(cfg.Register); err != nil {
+				return err
+			}
+			defer regs[k].Close()
 		}
-		defer reg.Close()
 	}
 	excl := make([]locker, cfg.Locks)   // mutex, semaphore mutex or write half
 	shared := make([]locker, cfg.Locks) // read half (rw)
@@ -126,6 +140,16 @@ func runClient(ctx context.Context, cfg WorkerConfig, client int, log *Log) erro
 			return err
 		}
 	}
+	var wg sync.WaitGroup
+	for k, client := range clients {
+		wg.Go(func() { runOps(ctx, cfg, log, sess, regs[k], client, excl, shared) })
+	}
+	wg.Wait()
+	return nil
+}
+
+// runOps is one client's loop of acquisitions on its session.
+func runOps(ctx context.Context, cfg WorkerConfig, log *Log, sess *zklock.Session, reg *RegisterClient, client int, excl, shared []locker) {
 	for op := int64(1); ctx.Err() == nil; op++ {
 		if cfg.Recipe == "multi" {
 			runMulti(ctx, cfg, log, sess, reg, client, op, excl)
@@ -140,7 +164,6 @@ func runClient(ctx context.Context, cfg WorkerConfig, client int, log *Log) erro
 		w := &clientOp{cfg: cfg, log: log, sess: sess, reg: reg, base: base, res: "lock-" + strconv.Itoa(i)}
 		w.run(ctx, l)
 	}
-	return nil
 }
 
 // locker is what every recipe's exclusive or shared half offers.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os/exec"
-	"time"
 
 	"github.com/zklock/zklock"
 )
@@ -63,11 +62,6 @@ func endOrRelease(end endFunc) endFunc {
 	}
 }
 
-// acquireGrace is how long an acquire may overrun its context before the
-// session is closed under it: the library retries ZooKeeper requests on its
-// own and a request queued on a dead connection does not see ctx.
-const acquireGrace = 2 * time.Second
-
 // runHolding is every holding verb: connect, acquire, run CMD (or hold
 // until a signal), release, close.
 func (a *app) runHolding(inv *invocation) int {
@@ -108,10 +102,10 @@ func (a *app) runHolding(inv *invocation) int {
 		defer cancel()
 	}
 	a.log.Info("zklock: acquiring", "path", inv.path, "try", cfg.try, "timeout", cfg.timeout)
-	h, err := a.acquire(actx, s, acquire, end, cfg.try)
-	stop() // from here on the signals are forwarded to CMD
+	h, err := acquire(actx, cfg.try) // every request the library sends is bounded by actx
+	stop()                           // from here on the signals are forwarded to CMD
 	if err != nil {
-		a.release(s, nil, end, cfg)
+		a.release(s, nil, end)
 		if errors.Is(err, zklock.ErrUnreachable) {
 			return a.unreachable(inv, cmd, err)
 		}
@@ -119,7 +113,7 @@ func (a *app) runHolding(inv *invocation) int {
 	}
 	var sig *interrupted
 	if errors.As(context.Cause(ctx), &sig) { // the signal raced with the acquisition
-		a.release(s, h, end, cfg)
+		a.release(s, h, end)
 		return a.notAcquired(inv, sig)
 	}
 	a.log.Info("zklock: acquired", "path", inv.path, "node", h.Node(), "token", h.Token())
@@ -130,45 +124,8 @@ func (a *app) runHolding(inv *invocation) int {
 	} else {
 		code = a.runChild(inv, cmd, h)
 	}
-	a.release(s, h, end, cfg)
+	a.release(s, h, end)
 	return code
-}
-
-// acquire runs acquireFunc and returns once it does, or shortly after ctx
-// ends even if the library is stuck on a dead connection.
-func (a *app) acquire(ctx context.Context, s *zklock.Session, acquire acquireFunc, end endFunc, try bool) (*zklock.Hold, error) {
-	type result struct {
-		h   *zklock.Hold
-		err error
-	}
-	resc := make(chan result, 1)
-	go func() {
-		h, err := acquire(ctx, try)
-		resc <- result{h, err}
-	}()
-	select {
-	case r := <-resc:
-		return r.h, r.err
-	case <-ctx.Done():
-	}
-	grace := time.NewTimer(acquireGrace)
-	defer grace.Stop()
-	select {
-	case r := <-resc:
-		return r.h, r.err
-	case <-grace.C:
-	}
-	a.log.Warn("zklock: acquire did not stop after its deadline; closing the session")
-	s.Close() // its nodes go with it; pending requests fail at once
-	grace.Reset(acquireGrace)
-	select {
-	case r := <-resc:
-		if r.h != nil {
-			_ = end(r.h)
-		}
-	case <-grace.C:
-	}
-	return nil, context.Cause(ctx)
 }
 
 // notAcquired reports why the lock was not taken and returns 3 for a
@@ -238,33 +195,22 @@ func (a *app) holdUntilSignal(h *zklock.Hold) int {
 
 // release ends the hold with end (Hold.Release deletes its node) and
 // closes the session; with a nil h (nothing was acquired) it closes the
-// session first, then lets end stop what the recipe runs. end waits at most
-// one session timeout: if the servers cannot be reached by then, the node
-// goes when the session expires.
-func (a *app) release(s *zklock.Session, h *zklock.Hold, end endFunc, cfg *config) {
+// session first, then lets end stop what the recipe runs. Release blocks
+// for at most one round trip, and not at all on a lost connection: then
+// the node goes with the session.
+func (a *app) release(s *zklock.Session, h *zklock.Hold, end endFunc) {
 	if h == nil {
 		s.Close() // nothing to delete; whatever the recipe runs stops with the session
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- end(h) }()
-	t := time.NewTimer(cfg.sessionTimeout)
-	defer t.Stop()
-	select {
-	case err := <-errc:
-		switch {
-		case h == nil:
-		case err == nil:
-			a.log.Info("zklock: released", "node", h.Node())
-		case errors.Is(err, zklock.ErrLost):
-			// Reported already; the node, if any, goes with the session.
-		default:
-			a.errorf("release %s: %v (the node goes when the session ends)", h.Node(), err)
-		}
-	case <-t.C:
-		if h != nil {
-			a.errorf("release %s: no answer from ZooKeeper within %v (the node goes when the session expires)",
-				h.Node(), cfg.sessionTimeout)
-		}
+	err := end(h)
+	switch {
+	case h == nil:
+	case err == nil:
+		a.log.Info("zklock: released", "node", h.Node())
+	case errors.Is(err, zklock.ErrLost):
+		// Reported already; the node, if any, goes with the session.
+	default:
+		a.errorf("release %s: %v (the node goes when the session ends)", h.Node(), err)
 	}
-	s.Close() // also unblocks a Release still waiting
+	s.Close()
 }

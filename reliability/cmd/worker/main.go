@@ -25,7 +25,8 @@ func main() {
 	var servers, logPath string
 	flag.StringVar(&cfg.Name, "name", "w1", "worker label")
 	flag.StringVar(&servers, "servers", "127.0.0.1:2181", "ZooKeeper addresses, comma-separated")
-	flag.IntVar(&cfg.Clients, "clients", 8, "clients (goroutines with their own session)")
+	flag.IntVar(&cfg.Clients, "clients", 8, "sessions")
+	flag.IntVar(&cfg.Share, "share", 1, "goroutines per session (holds then hand over within a session)")
 	flag.StringVar(&cfg.Root, "root", "/reliability", "lock paths are <root>/lock-<i>")
 	flag.IntVar(&cfg.Locks, "locks", 1, "number of locks")
 	flag.StringVar(&cfg.ZKRegister, "zkreg", "", "ZooKeeper register parent (empty: none)")
