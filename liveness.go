@@ -23,7 +23,20 @@ func (s *Session) dial(network, addr string, timeout time.Duration) (net.Conn, e
 	}
 	// A dial that succeeds proves nothing about our session: heard moves
 	// only when the server answers (see tapConn.answered).
-	return &tapConn{Conn: c, s: s, scan: replyScanner{first: true}}, nil
+	t := &tapConn{Conn: c, s: s, scan: replyScanner{first: true}}
+	if s.restoresWatches() {
+		t.gate = make(chan struct{})
+	}
+	return t, nil
+}
+
+// restoresWatches reports whether a reconnect now is likely to make
+// go-zookeeper restore watches (see tapConn.Read): the session has been
+// connected, and it has holds (whose nodes are watched) or watches armed.
+func (s *Session) restoresWatches() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sid != 0 && (len(s.holds) > 0 || len(s.armed) > 0 || len(s.handoffs) > 0)
 }
 
 // lossLimit is how long a suspension may last, from the last time the server

@@ -43,7 +43,19 @@ type tapConn struct {
 	inflight []request        // written, oldest first; answered up to head
 	head     int              // inflight[:head] is answered
 	watches  map[int32]string // getData requests with a watch on one of our paths, by xid
+
+	// The reconnect gate (see Read): gate is closed once go-zookeeper's
+	// setWatches request is written; nil where none is expected.
+	gate      chan struct{}
+	gateShut  bool  // gate is closed (under mu)
+	gatePast  bool  // the gate was waited for (by the reading goroutine)
+	readBytes int64 // bytes read so far (by the reading goroutine)
+	handshake int64 // length of the ConnectResponse frame, once read
 }
+
+// gateWait bounds the reconnect gate: go-zookeeper sends no setWatches when
+// it has no watch to restore, and then there is nothing to order.
+const gateWait = 50 * time.Millisecond
 
 // request is one request on the wire: its xid (connectXid for the
 // ConnectRequest) and when it was written.
@@ -107,6 +119,9 @@ func (c *tapConn) request(p []byte) {
 		return
 	}
 	c.sending(h.Xid)
+	if h.Type == wire.OpSetWatches {
+		c.openGate()
+	}
 	if !wire.IsCreate(h.Type) && h.Type != wire.OpGetData {
 		return
 	}
@@ -192,8 +207,26 @@ func (c *tapConn) answered(xid int32) {
 	}
 }
 
+// Read reads from the server. On a reconnect that must restore watches, the
+// first read after the handshake waits (at most gateWait) until
+// go-zookeeper has written its setWatches request. go-zookeeper v1.0.4
+// reads its last zxid for that request on one goroutine while its receive
+// loop, already started, updates it from replies on another, with nothing
+// ordering the two (a data race the race detector reports, and a stale
+// zxid in the request). Holding back the first reply until the request is
+// written orders them: the read, then the write, then every reply.
 func (c *tapConn) Read(p []byte) (int, error) {
+	if c.gate != nil && !c.gatePast && c.handshake > 0 && c.readBytes >= c.handshake {
+		c.gatePast = true
+		t := time.NewTimer(gateWait)
+		select {
+		case <-c.gate:
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	n, err := c.Conn.Read(p)
+	c.readBytes += int64(n)
 	if n > 0 && c.scan.feed(p[:n], c) != nil {
 		// No frames to match: fall back to the arrival time.
 		c.s.heard.Store(int64(time.Since(c.s.epoch)))
@@ -214,6 +247,7 @@ func (c *tapConn) reply(f wire.Frame) {
 			c.s.negotiated.Store(int64(time.Duration(ms) * time.Millisecond))
 		}
 		c.s.dialSid.Store(sid)
+		c.handshake = 4 + int64(f.Len)
 		c.answered(connectXid)
 		return
 	}
@@ -228,5 +262,15 @@ func (c *tapConn) reply(f wire.Frame) {
 		// This reply precedes, in the stream, every notification of the
 		// watch it set, so the session learns of the watch first.
 		c.s.armedWatch(p)
+	}
+}
+
+// openGate closes the reconnect gate once.
+func (c *tapConn) openGate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gate != nil && !c.gateShut {
+		c.gateShut = true
+		close(c.gate)
 	}
 }

@@ -113,7 +113,7 @@ func Scenarios(mode Mode) []*Scenario {
 	sm5.Nemesis = PauseHolder(d(0, 7*s, 7*s), T+T/2)
 	out = append(out, sm5)
 
-	s17 := base("S17", "holder's node deleted by another client", 1, d(6*s, 25*s, 120*s))
+	s17 := base("S17", "holder's node deleted by another client", 1, d(6*s, 20*s, 120*s))
 	// One hold in 40 lasts T, so that deletions find long holders too: a
 	// holder that missed the deletion would overlap its successor for
 	// longer than C1's DeleteGrace.
@@ -131,7 +131,7 @@ func Scenarios(mode Mode) []*Scenario {
 	s21.Nemesis = ThrottleHolder(d(0, 5*s, 6*s), 3*s, []time.Duration{20 * ms, 50 * ms, 100 * ms, 200 * ms}, []time.Duration{10 * ms, 50 * ms})
 	out = append(out, s21)
 
-	s22 := base("S22", "in-process handoff: 4 goroutines a session, expiry + leader kills", 3, d(0, 25*s, 120*s))
+	s22 := base("S22", "in-process handoff: 4 goroutines a session, expiry + leader kills", 3, d(0, 20*s, 120*s))
 	// Goroutines of one session queue behind each other, so releases hand
 	// the lock to a local waiter before the delete commits (handoff.go).
 	s22.Clients, s22.Share, s22.Locks, s22.Proxies = 2, 4, 2, true
