@@ -86,3 +86,33 @@ func TestTokenUnknownWhenTheStreamDoesNotParse(t *testing.T) {
 	require.False(t, ok)
 	r.s.creates.forget(a)
 }
+
+// The tracker closes a create's written channel when the tap sees that
+// create's request, and only then.
+func TestCreateTrackerWritten(t *testing.T) {
+	var tr createTracker
+	a := tr.expect("/l/_c_a-lock-")
+	b := tr.expect("/l/_c_b-lock-")
+	tr.sent(7, "/l/_c_a-lock-")
+	tr.sent(8, "/l/_c_other-lock-") // not expected
+	select {
+	case <-a:
+	default:
+		t.Fatal("the create of a was written, but its channel is open")
+	}
+	select {
+	case <-b:
+		t.Fatal("the create of b was not written, but its channel is closed")
+	default:
+	}
+	tr.forget("/l/_c_a-lock-")
+	tr.forget("/l/_c_b-lock-")
+	require.Empty(t, tr.written)
+	again := tr.expect("/l/_c_a-lock-") // a retry gets a fresh channel
+	select {
+	case <-again:
+		t.Fatal("a retried create shares the closed channel of the first attempt")
+	default:
+	}
+	tr.forget("/l/_c_a-lock-")
+}
