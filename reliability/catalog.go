@@ -94,7 +94,7 @@ func Scenarios(mode Mode) []*Scenario {
 	s12.Check = &c12
 	out = append(out, s12)
 
-	s13 := base("S13", "leader job runner: leader SIGSTOP > T / expiry", 3, d(0, 60*s, 300*s))
+	s13 := base("S13", "leader job runner: leader SIGSTOP > T / expiry", 3, d(0, 50*s, 300*s))
 	s13.Recipe, s13.Workers, s13.Clients, s13.Locks, s13.Proxies = "leader", 8, 1, 1, true
 	// Half the terms run jobs until the term is lost (or 3T pass), so that
 	// the faults find a leader mid-term; the others hand over quickly.
