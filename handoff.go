@@ -60,8 +60,8 @@ func (s *Session) releaseHead(ctx context.Context, node string) error {
 	return s.remove(ctx, node)
 }
 
-// released returns the channel closed when the node a waiter watches is
-// handed to it (nil, never ready, without a registration).
+// done returns the channel closed when the node a waiter watches is handed
+// to it (nil, never ready, without a registration).
 func (h *handoff) done() <-chan struct{} {
 	if h == nil {
 		return nil

@@ -70,7 +70,7 @@ type holdKey struct {
 // newHold registers a fresh acquisition with the session's liveness model.
 func (s *Session) newHold(ctx context.Context, q *queue, e *entry, start time.Time) (*Hold, error) {
 	h := &hold{
-		s: s, key: holdKey{s, q.dir, q.mark}, path: q.path,
+		s: s, key: q.key(), path: q.path,
 		node: e.node(), token: e.stat.Czxid, czxid: e.stat.Czxid, sid: e.stat.EphemeralOwner,
 		acquired: time.Now(), count: 1, handoff: q.jump, internal: q.internal,
 	}

@@ -2,7 +2,6 @@ package zklock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 )
 
@@ -152,7 +151,7 @@ func (m *Semaphore) acquire(ctx context.Context, n int, lock, lease *queue) (_ [
 	holds := make([]*Hold, 0, n)
 	defer func() {
 		if err != nil {
-			_ = errors.Join(releaseAll(holds)...)
+			releaseAll(holds)
 		}
 	}()
 	for range n {

@@ -47,7 +47,7 @@ type tapConn struct {
 	// The reconnect gate (see Read): gate is closed once go-zookeeper's
 	// setWatches request is written; nil where none is expected.
 	gate      chan struct{}
-	gateShut  bool  // gate is closed (under mu)
+	gateOnce  sync.Once
 	gatePast  bool  // the gate was waited for (by the reading goroutine)
 	readBytes int64 // bytes read so far (by the reading goroutine)
 	handshake int64 // length of the ConnectResponse frame, once read
@@ -267,10 +267,7 @@ func (c *tapConn) reply(f wire.Frame) {
 
 // openGate closes the reconnect gate once.
 func (c *tapConn) openGate() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.gate != nil && !c.gateShut {
-		c.gateShut = true
-		close(c.gate)
+	if c.gate != nil {
+		c.gateOnce.Do(func() { close(c.gate) })
 	}
 }

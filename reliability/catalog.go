@@ -9,26 +9,22 @@ import (
 // durations).
 type Mode string
 
+// ByMode returns the value of mode among a scenario's smoke, short and soak
+// settings.
+func ByMode[T any](mode Mode, smoke, short, soak T) T {
+	switch mode {
+	case "soak":
+		return soak
+	case "short":
+		return short
+	}
+	return smoke
+}
+
 // Scenarios returns the multi-process and in-process scenarios of mode.
 func Scenarios(mode Mode) []*Scenario {
-	d := func(smoke, short, soak time.Duration) time.Duration {
-		switch mode {
-		case "soak":
-			return soak
-		case "short":
-			return short
-		}
-		return smoke
-	}
-	n := func(smoke, short, soak int) int {
-		switch mode {
-		case "soak":
-			return soak
-		case "short":
-			return short
-		}
-		return smoke
-	}
+	d := func(smoke, short, soak time.Duration) time.Duration { return ByMode(mode, smoke, short, soak) }
+	n := func(smoke, short, soak int) int { return ByMode(mode, smoke, short, soak) }
 	s := time.Second
 	T := 2 * s  // session timeout (the plan's 4 s, halved at tickTime 100ms)
 	T2 := 4 * s // S2-S4: a longer session so that "0 expiries" is fair on 2 cores

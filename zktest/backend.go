@@ -3,6 +3,8 @@ package zktest
 import (
 	"io"
 	"maps"
+	"slices"
+	"strconv"
 	"time"
 )
 
@@ -79,3 +81,32 @@ func (a controllerAdapter) start(i int) error  { return a.c.Start(i) }
 func (a controllerAdapter) pause(i int) error  { return a.c.Pause(i) }
 func (a controllerAdapter) resume(i int) error { return a.c.Resume(i) }
 func (a controllerAdapter) live(i int) bool    { return a.c.Live(i) }
+
+// JVMArgs returns the server JVM's options for s: heap and GC settings,
+// s.JVMFlags, then the system properties every zktest server runs with
+// (four-letter words, container reaping at s.ContainerCheck, logging),
+// extra, and s.Props, later ones winning, as sorted -D flags.
+func JVMArgs(s Settings, extra map[string]string) []string {
+	props := map[string]string{
+		"zookeeper.4lw.commands.whitelist":       "*",
+		"zookeeper.admin.enableServer":           "false",
+		"zookeeper.extendedTypesEnabled":         "true",
+		"zookeeper.jmx.log4j.disable":            "true",
+		"znode.container.checkIntervalMs":        strconv.Itoa(max(int(s.ContainerCheck/time.Millisecond), 1)),
+		"java.net.preferIPv4Stack":               "true",
+		"org.slf4j.simpleLogger.showDateTime":    "true",
+		"org.slf4j.simpleLogger.dateTimeFormat":  "HH:mm:ss.SSS",
+		"org.slf4j.simpleLogger.defaultLogLevel": "warn",
+	}
+	if s.LogOutput != nil {
+		props["org.slf4j.simpleLogger.defaultLogLevel"] = "info"
+	}
+	maps.Copy(props, extra)
+	maps.Copy(props, s.Props)
+	args := []string{"-Xmx" + s.Heap, "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:-UsePerfData"}
+	args = append(args, s.JVMFlags...)
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		args = append(args, "-D"+k+"="+props[k])
+	}
+	return args
+}

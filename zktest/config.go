@@ -2,11 +2,11 @@ package zktest
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -132,43 +132,12 @@ func writeConfig(cfg *config, dir string, i int, all []ports) (string, error) {
 // javaArgs builds the server command line. The zktest.owner and zktest.dir
 // properties mark the process as ours for the reaper and for leak checks.
 func javaArgs(cfg *config, js javaSetup, clusterDir, cfgPath string, tc *TLS) []string {
-	props := map[string]string{
-		"zookeeper.4lw.commands.whitelist":       "*",
-		"zookeeper.admin.enableServer":           "false",
-		"zookeeper.extendedTypesEnabled":         "true",
-		"zookeeper.jmx.log4j.disable":            "true",
-		"znode.container.checkIntervalMs":        strconv.Itoa(max(int(cfg.containerCheck/time.Millisecond), 1)),
-		"java.net.preferIPv4Stack":               "true",
-		"org.slf4j.simpleLogger.showDateTime":    "true",
-		"org.slf4j.simpleLogger.dateTimeFormat":  "HH:mm:ss.SSS",
-		"org.slf4j.simpleLogger.defaultLogLevel": "warn",
-	}
-	if cfg.logOutput != nil {
-		props["org.slf4j.simpleLogger.defaultLogLevel"] = "info"
-	}
+	extra := map[string]string{"zktest.owner": strconv.Itoa(os.Getpid()), "zktest.dir": clusterDir}
 	if tc != nil {
-		for k, v := range tc.serverProps() {
-			props[k] = v
-		}
+		maps.Copy(extra, tc.serverProps())
 	}
-	for k, v := range cfg.props {
-		props[k] = v
-	}
-	args := []string{
-		"-Xmx" + cfg.heap, "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-Xshare:auto", "-XX:-UsePerfData",
-		"-Dzktest.owner=" + strconv.Itoa(os.Getpid()),
-		"-Dzktest.dir=" + clusterDir,
-	}
-	args = append(args, cfg.jvmFlags...)
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		args = append(args, "-D"+k+"="+props[k])
-	}
+	s := Settings{ContainerCheck: cfg.containerCheck, LogOutput: cfg.logOutput, Props: cfg.props, Heap: cfg.heap, JVMFlags: cfg.jvmFlags}
+	args := JVMArgs(s, extra)
 	cp := js.classpath
 	if js.slf4j != "" {
 		cp += string(os.PathListSeparator) + js.slf4j

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -237,37 +236,7 @@ func (b *backend) zooCfg() string {
 	return s.String()
 }
 
-func (b *backend) jvmFlags() string {
-	cfg := b.cfg
-	props := map[string]string{
-		"zookeeper.4lw.commands.whitelist":       "*",
-		"zookeeper.admin.enableServer":           "false",
-		"zookeeper.extendedTypesEnabled":         "true",
-		"zookeeper.jmx.log4j.disable":            "true",
-		"znode.container.checkIntervalMs":        strconv.Itoa(max(int(cfg.ContainerCheck/time.Millisecond), 1)),
-		"java.net.preferIPv4Stack":               "true",
-		"org.slf4j.simpleLogger.showDateTime":    "true",
-		"org.slf4j.simpleLogger.dateTimeFormat":  "HH:mm:ss.SSS",
-		"org.slf4j.simpleLogger.defaultLogLevel": "warn",
-	}
-	if cfg.LogOutput != nil {
-		props["org.slf4j.simpleLogger.defaultLogLevel"] = "info"
-	}
-	for k, v := range cfg.Props {
-		props[k] = v
-	}
-	args := []string{"-Xmx" + cfg.Heap, "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:-UsePerfData"}
-	args = append(args, cfg.JVMFlags...)
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		args = append(args, "-D"+k+"="+props[k])
-	}
-	return strings.Join(args, " ")
-}
+func (b *backend) jvmFlags() string { return strings.Join(zktest.JVMArgs(b.cfg, nil), " ") }
 
 // fourLetterCmd runs a four-letter word against the member's own loopback,
 // from inside its container (so it works whatever the partition). It gives

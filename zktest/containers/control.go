@@ -24,6 +24,20 @@ func (b *backend) notRunning(i int) error {
 	return fmt.Errorf("%w (container zk%d is stopped)", zktest.ErrNotRunning, i+1)
 }
 
+// onRunning runs f on running member i under its lock, bounded by
+// faultTimeout; a stopped member is zktest.ErrNotRunning.
+func (b *backend) onRunning(i int, f func(ctx context.Context, m *member) error) error {
+	m := b.members[i]
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.running {
+		return b.notRunning(i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), faultTimeout)
+	defer cancel()
+	return f(ctx, m)
+}
+
 // unpauseLocked resumes a paused member, so it can be killed or stopped.
 func (b *backend) unpauseLocked(ctx context.Context, i int) error {
 	m := b.members[i]
@@ -40,58 +54,46 @@ func (b *backend) unpauseLocked(ctx context.Context, i int) error {
 // Kill implements zktest.Controller: SIGKILL, then wait until the
 // container is no longer running.
 func (b *backend) Kill(i int) error {
-	m := b.members[i]
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.running {
-		return b.notRunning(i)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), faultTimeout)
-	defer cancel()
-	if err := b.unpauseLocked(ctx, i); err != nil {
-		return err
-	}
-	if _, err := b.provider.Client().ContainerKill(ctx, b.id(i), client.ContainerKillOptions{Signal: "KILL"}); err != nil {
-		return fmt.Errorf("zktest/containers: kill zk%d: %w", i+1, err)
-	}
-	for {
-		st, err := m.ctr.State(ctx)
-		if err != nil {
+	return b.onRunning(i, func(ctx context.Context, m *member) error {
+		if err := b.unpauseLocked(ctx, i); err != nil {
+			return err
+		}
+		if _, err := b.provider.Client().ContainerKill(ctx, b.id(i), client.ContainerKillOptions{Signal: "KILL"}); err != nil {
 			return fmt.Errorf("zktest/containers: kill zk%d: %w", i+1, err)
 		}
-		if !st.Running {
-			break
+		for {
+			st, err := m.ctr.State(ctx)
+			if err != nil {
+				return fmt.Errorf("zktest/containers: kill zk%d: %w", i+1, err)
+			}
+			if !st.Running {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("zktest/containers: zk%d still running after SIGKILL: %w", i+1, ctx.Err())
+			case <-time.After(20 * time.Millisecond):
+			}
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("zktest/containers: zk%d still running after SIGKILL: %w", i+1, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	m.running = false
-	return nil
+		m.running = false
+		return nil
+	})
 }
 
 // Stop implements zktest.Controller: docker stop (SIGTERM, SIGKILL after
 // 10s).
 func (b *backend) Stop(i int) error {
-	m := b.members[i]
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.running {
-		return b.notRunning(i)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), faultTimeout)
-	defer cancel()
-	if err := b.unpauseLocked(ctx, i); err != nil {
-		return err
-	}
-	grace := 10 * time.Second
-	if err := m.ctr.Stop(ctx, &grace); err != nil {
-		return fmt.Errorf("zktest/containers: stop zk%d: %w", i+1, err)
-	}
-	m.running = false
-	return nil
+	return b.onRunning(i, func(ctx context.Context, m *member) error {
+		if err := b.unpauseLocked(ctx, i); err != nil {
+			return err
+		}
+		grace := 10 * time.Second
+		if err := m.ctr.Stop(ctx, &grace); err != nil {
+			return fmt.Errorf("zktest/containers: stop zk%d: %w", i+1, err)
+		}
+		m.running = false
+		return nil
+	})
 }
 
 // Start implements zktest.Controller: docker start, running the
@@ -119,35 +121,21 @@ func (b *backend) Start(i int) error {
 
 // Pause implements zktest.Controller: the cgroup freezer (docker pause).
 func (b *backend) Pause(i int) error {
-	m := b.members[i]
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.running {
-		return b.notRunning(i)
-	}
-	if m.paused {
+	return b.onRunning(i, func(ctx context.Context, m *member) error {
+		if m.paused {
+			return nil
+		}
+		if _, err := b.provider.Client().ContainerPause(ctx, b.id(i), client.ContainerPauseOptions{}); err != nil {
+			return fmt.Errorf("zktest/containers: pause zk%d: %w", i+1, err)
+		}
+		m.paused = true
 		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), faultTimeout)
-	defer cancel()
-	if _, err := b.provider.Client().ContainerPause(ctx, b.id(i), client.ContainerPauseOptions{}); err != nil {
-		return fmt.Errorf("zktest/containers: pause zk%d: %w", i+1, err)
-	}
-	m.paused = true
-	return nil
+	})
 }
 
 // Resume implements zktest.Controller (docker unpause).
 func (b *backend) Resume(i int) error {
-	m := b.members[i]
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.running {
-		return b.notRunning(i)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), faultTimeout)
-	defer cancel()
-	return b.unpauseLocked(ctx, i)
+	return b.onRunning(i, func(ctx context.Context, _ *member) error { return b.unpauseLocked(ctx, i) })
 }
 
 // Live implements zktest.Controller: started, not paused, and not cut

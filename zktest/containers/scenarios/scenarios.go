@@ -37,13 +37,7 @@ const (
 // "soak", as reliability.Scenarios).
 func Scenarios(mode reliability.Mode) []*reliability.Scenario {
 	d := func(smoke, short, soak time.Duration) time.Duration {
-		switch mode {
-		case "soak":
-			return soak
-		case "short":
-			return short
-		}
-		return smoke
+		return reliability.ByMode(mode, smoke, short, soak)
 	}
 	s := time.Second
 	T, T2 := 2*s, 4*s
