@@ -171,8 +171,35 @@ func sessionsIn(t *testing.T, reg *prometheus.Registry, state string) float64 {
 	return value(t, reg, "zklock_sessions", map[string]string{"state": state})
 }
 
+// assertSessions waits until the session gauge shows want: the observer
+// hears of a state change just after the session shows it, so a caller that
+// saw the state may look a moment too early.
 func assertSessions(t *testing.T, reg *prometheus.Registry, want map[string]float64) {
 	t.Helper()
+	matches := func() bool {
+		fams, err := reg.Gather()
+		if err != nil {
+			return false
+		}
+		for state, n := range want {
+			got := 0.0
+			for _, f := range fams {
+				if f.GetName() != "zklock_sessions" {
+					continue
+				}
+				for _, m := range f.GetMetric() {
+					if hasLabels(m, map[string]string{"state": state}) {
+						got = m.GetGauge().GetValue()
+					}
+				}
+			}
+			if got != n {
+				return false
+			}
+		}
+		return true
+	}
+	require.Eventually(t, matches, 10*time.Second, time.Millisecond)
 	for state, n := range want {
 		assert.Equal(t, n, sessionsIn(t, reg, state), "sessions %s", state)
 	}
