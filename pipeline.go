@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 )
 
 // pipelined is one getChildren of the queue's directory, sent once the
@@ -35,7 +34,6 @@ type pipelined struct {
 	ok      bool          // written before settled is closed: the create succeeded
 	res     chan listing  // receives exactly one listing
 	taken   bool          // res has been received from (by the acquiring goroutine)
-	probe   *pipeProbe
 }
 
 type listing struct {
@@ -45,28 +43,17 @@ type listing struct {
 
 var errNotListed = errors.New("zklock: pipelined listing not sent")
 
-// pipeProbe counts what the pipelined listings did, for tests; nil in
-// production.
-type pipeProbe struct {
-	sent   atomic.Int64 // pipelined listings sent
-	early  atomic.Int64 // of those, sent before the create's reply was known
-	used   atomic.Int64 // pipelined listings wait decided on
-	missed atomic.Int64 // pipelined listings wait discarded
-	failed atomic.Int64 // pipelined listings of failed creates, dropped
-	listed atomic.Int64 // listings wait sent itself
-}
-
 // pipeline starts the getChildren that follows the create whose request
 // closes written. It never outlives ctx: the request is made with call.
 // Its listing must be received with take (or discard), which the acquiring
 // goroutine does before acquire returns.
 func (q *queue) pipeline(ctx context.Context, written <-chan struct{}) *pipelined {
-	p := &pipelined{settled: make(chan struct{}), res: make(chan listing, 1), probe: q.pipeProbe}
+	p := &pipelined{settled: make(chan struct{}), res: make(chan listing, 1)}
 	go func() {
-		send, early := false, false
+		send := false
 		select {
 		case <-written:
-			send, early = true, true
+			send = true
 		case <-p.settled:
 			// The outcome came first: the tap did not see the request, or
 			// this goroutine ran late. A listing sent now is the listing
@@ -77,16 +64,6 @@ func (q *queue) pipeline(ctx context.Context, written <-chan struct{}) *pipeline
 		if !send {
 			p.res <- listing{err: errNotListed}
 			return
-		}
-		if p.probe != nil {
-			p.probe.sent.Add(1)
-			if early {
-				select {
-				case <-p.settled:
-				default:
-					p.probe.early.Add(1)
-				}
-			}
 		}
 		children, err := q.s.list(ctx, q.dir)
 		p.res <- listing{children, err}
@@ -116,29 +93,19 @@ func (p *pipelined) discard() {
 	if p != nil {
 		p.settle(false)
 		p.take()
-		if p.probe != nil {
-			p.probe.failed.Add(1)
-		}
 	}
 }
 
 // firstListing returns the pipelined listing of e's create if wait can
-// decide on it: the create succeeded (e.first is only set then), the
+// decide on it (once): the create succeeded (e.first is only set then), the
 // request succeeded, and the listing holds our node.
 func (q *queue) firstListing(e *entry) ([]string, bool) {
-	if e.first == nil || e.first.taken {
+	if e.first == nil {
 		return nil, false
 	}
 	l := e.first.take()
-	ok := l.err == nil && slices.Contains(l.children, e.name)
-	if q.pipeProbe != nil {
-		if ok {
-			q.pipeProbe.used.Add(1)
-		} else {
-			q.pipeProbe.missed.Add(1)
-		}
-	}
-	return l.children, ok
+	e.first = nil // a waiting acquisition keeps nothing of its listing
+	return l.children, l.err == nil && slices.Contains(l.children, e.name)
 }
 
 // listing lists e's directory for wait: the first time, usually, by
@@ -149,9 +116,6 @@ func (q *queue) listing(ctx context.Context, e *entry) ([]string, error) {
 	}
 	if ctx.Err() != nil { // the pipelined listing ended with ctx: send no other
 		return nil, context.Cause(ctx)
-	}
-	if q.pipeProbe != nil {
-		q.pipeProbe.listed.Add(1)
 	}
 	children, err := q.s.list(ctx, e.dir)
 	return children, err

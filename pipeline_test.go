@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,16 +13,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zklock/zklock/internal/wire"
 	"github.com/zklock/zklock/zktest"
-)
-
-// ZooKeeper opcodes, as zktest's proxy counts them.
-const (
-	pipeOpCreate       = 1
-	pipeOpDelete       = 2
-	pipeOpGetData      = 4
-	pipeOpPing         = 11
-	pipeOpGetChildren2 = 12 // go-zookeeper's Children
 )
 
 func pipeSession(t *testing.T, c *zktest.Cluster, d zk.Dialer) *Session {
@@ -33,26 +26,48 @@ func pipeSession(t *testing.T, c *zktest.Cluster, d zk.Dialer) *Session {
 	return s
 }
 
-// probed returns a mutex whose queue counts what its pipelined listings do.
-func probed(t *testing.T, s *Session, p string) (*Mutex, *pipeProbe) {
-	t.Helper()
-	m, err := NewMutex(s, p)
-	require.NoError(t, err)
-	m.q.pipeProbe = &pipeProbe{}
-	return m, m.q.pipeProbe
+// replyDelay holds every reply in the proxy: a listing sent before its
+// create's reply is then seen by the proxy before that reply, which it
+// could not be if the client waited for the reply.
+const replyDelay = 5 * time.Millisecond
+
+// summarise reads a proxy's exchange log: for every create request,
+// whether a getChildren2 request of the same connection was forwarded
+// before the create's reply (pipelined), and how many listings were sent
+// once a create's reply was back, not behind it (own).
+type pipelining struct {
+	creates, pipelined, own, listings int
 }
 
-type probeCounts struct{ sent, early, used, missed, failed, listed int64 }
-
-func (p *pipeProbe) counts() probeCounts {
-	return probeCounts{p.sent.Load(), p.early.Load(), p.used.Load(), p.missed.Load(), p.failed.Load(), p.listed.Load()}
+func summarise(log []zktest.Exchange) pipelining {
+	var r pipelining
+	open := map[int]bool{}   // conn -> a create is unanswered
+	behind := map[int]bool{} // conn -> a listing was sent behind that create
+	for _, x := range log {
+		switch {
+		case x.Op == wire.OpCreate && !x.Reply: // a lock node's create (parents are containers)
+			r.creates++
+			open[x.Conn], behind[x.Conn] = true, false
+		case x.Op == wire.OpCreate:
+			open[x.Conn] = false
+		case x.Op == wire.OpGetChildren2 && !x.Reply: // go-zookeeper's Children
+			r.listings++
+			if open[x.Conn] && !behind[x.Conn] {
+				behind[x.Conn] = true
+				r.pipelined++
+			} else {
+				r.own++
+			}
+		}
+	}
+	return r
 }
 
 // requests returns the proxy's request counts, pings and handshakes aside.
 func requests(p *zktest.Proxy) map[int32]int {
 	r := p.Requests()
 	for op := range r {
-		if op == pipeOpPing || op < 0 {
+		if op == wire.OpPing || op < 0 {
 			delete(r, op)
 		}
 	}
@@ -88,61 +103,67 @@ func lockRelease(t *testing.T, m *Mutex, try bool) {
 
 // An uncontended Lock decides on the listing pipelined behind its create and
 // sends no listing of its own: four requests per cycle (create,
-// getChildren, the holder's watch on its node, delete) in two round trips. TryLock's probe listing comes
-// on top, as before.
+// getChildren, the holder's watch on its node, delete) in two round trips.
+// TryLock's probe listing comes on top.
 func TestIntegration_PipelinedListingUncontended(t *testing.T) {
 	c := zktest.Start(t)
 	px := c.Proxy(t)
 	s := pipeSession(t, c, px.Dialer())
 	persistent(t, s, "/locks/pipe")
-	m, probe := probed(t, s, "/locks/pipe")
+	m, err := NewMutex(s, "/locks/pipe")
+	require.NoError(t, err)
 	lockRelease(t, m, false)
 
+	px.SetDelay(0, replyDelay)
 	px.ResetCounts()
-	before := probe.counts()
 	const n = 20
 	for range n {
 		lockRelease(t, m, false)
 	}
-	lockRelease(t, m, true)
-	got := probe.counts()
-	t.Logf("probe before %+v, after %+v; requests %v", before, got, requests(px))
+	got := summarise(px.Exchanges())
+	reqs := requests(px)
+	t.Logf("%+v; requests %v", got, reqs)
+	require.Equal(t, pipelining{creates: n, pipelined: n, listings: n}, got,
+		"every listing is sent behind its create, before the create's reply is back, and none other")
 
-	require.Equal(t, int64(n+1), got.used-before.used, "every acquisition decides on its pipelined listing")
-	require.Equal(t, int64(n+1), got.sent-before.sent)
-	require.Zero(t, got.listed-before.listed, "no acquisition sends a listing of its own")
-	require.Zero(t, got.missed-before.missed)
-	require.Zero(t, got.failed-before.failed)
-	require.Positive(t, got.early-before.early, "the listing is never sent before the create's reply is back: not pipelined")
+	px.ResetCounts()
+	lockRelease(t, m, true)
+	require.Equal(t, pipelining{creates: 1, pipelined: 1, own: 1, listings: 2}, summarise(px.Exchanges()),
+		"TryLock: its probe listing, then the one behind its create")
+
 	// The holder's watch on its own node (a getData) is sent in the
 	// background, without waiting for its reply: a request more, no round
 	// trip more; none at all for a hold released before it went out.
-	got2 := requests(px)
-	require.LessOrEqual(t, got2[pipeOpGetData], n+1)
-	delete(got2, pipeOpGetData)
-	require.Equal(t, map[int32]int{pipeOpCreate: n + 1, pipeOpGetChildren2: n + 2, pipeOpDelete: n + 1}, got2)
+	require.LessOrEqual(t, reqs[wire.OpGetData], n)
+	delete(reqs, wire.OpGetData)
+	require.Equal(t, map[int32]int{wire.OpCreate: n, wire.OpGetChildren2: n, wire.OpDelete: n}, reqs)
 }
 
 // The first create in a directory that does not exist yet fails with
-// NoNode: the listing pipelined behind it is dropped, the parents are
-// created, and the listing behind the second create is used.
+// NoNode: the listing pipelined behind it fails too and is dropped, the
+// parents are created, and the listing behind the second create is used.
 func TestIntegration_PipelinedListingAfterNoNode(t *testing.T) {
 	c := zktest.Start(t)
 	px := c.Proxy(t)
 	s := pipeSession(t, c, px.Dialer())
+	px.SetDelay(0, replyDelay)
 	px.ResetCounts()
-	m, probe := probed(t, s, "/pipe/nonode/lock")
+	m, err := NewMutex(s, "/pipe/nonode/lock")
+	require.NoError(t, err)
 	h, err := m.Lock(context.Background())
 	require.NoError(t, err)
-	got := probe.counts()
-	reqs := requests(px)
-	t.Logf("probe %+v; requests %v", got, reqs)
-	require.Equal(t, int64(1), got.failed, "the listing behind the failed create is dropped")
-	require.Equal(t, int64(1), got.used)
-	require.Zero(t, got.listed)
-	require.Zero(t, got.missed)
-	require.Equal(t, 2, reqs[pipeOpCreate], "one failed create, one that succeeded")
-	require.Equal(t, int(got.sent+got.listed), reqs[pipeOpGetChildren2], "every listing is a pipelined one")
+	log := px.Exchanges()
+	got := summarise(log)
+	t.Logf("%+v; requests %v", got, requests(px))
+	require.Equal(t, pipelining{creates: 2, pipelined: 2, listings: 2}, got,
+		"one failed create and one that succeeded, each with its listing behind it; wait lists nothing itself")
+	var listed []int32
+	for _, x := range log {
+		if x.Op == wire.OpGetChildren2 && x.Reply {
+			listed = append(listed, x.Err)
+		}
+	}
+	require.Equal(t, []int32{-101, 0}, listed, "the listing behind the failed create fails (NoNode); the second is answered")
 
 	kids, _, err := s.Conn().Children("/pipe/nonode/lock")
 	require.NoError(t, err)
@@ -151,23 +172,27 @@ func TestIntegration_PipelinedListingAfterNoNode(t *testing.T) {
 }
 
 // A create whose reply is lost is ambiguous: its pipelined listing is
-// dropped, the node is found and adopted, and wait lists for itself.
+// dropped with the connection, the node is found and adopted on the next
+// connection, and wait lists for itself there.
 func TestIntegration_PipelinedListingAmbiguousCreate(t *testing.T) {
 	c := zktest.Start(t)
 	px := c.Proxy(t)
 	s := pipeSession(t, c, px.Dialer())
 	persistent(t, s, "/locks/pipe-ambiguous")
-	m, probe := probed(t, s, "/locks/pipe-ambiguous")
-	before := probe.counts()
+	m, err := NewMutex(s, "/locks/pipe-ambiguous")
+	require.NoError(t, err)
 
+	px.ResetCounts()
 	px.DropNextCreateReply()
 	h, err := m.Lock(context.Background())
 	require.NoError(t, err)
-	got := probe.counts()
-	t.Logf("probe before %+v, after %+v", before, got)
-	require.Equal(t, int64(1), got.failed-before.failed, "the listing behind the ambiguous create is dropped")
-	require.Zero(t, got.used-before.used)
-	require.Positive(t, got.listed-before.listed, "the adopted node's queue is listed by wait")
+	log := px.Exchanges()
+	t.Logf("exchanges %+v", log)
+	first := log[0].Conn
+	later := summarise(slices.DeleteFunc(slices.Clone(log), func(x zktest.Exchange) bool { return x.Conn == first }))
+	require.Equal(t, 1, summarise(log).creates, "one create only: the node of the lost reply is adopted")
+	require.Zero(t, later.pipelined)
+	require.GreaterOrEqual(t, later.own, 2, "on the new connection: the listing that finds the node, then wait's own")
 
 	kids, _, err := s.Conn().Children("/locks/pipe-ambiguous")
 	require.NoError(t, err)
@@ -180,14 +205,22 @@ func TestIntegration_PipelinedListingAmbiguousCreate(t *testing.T) {
 
 // Contended, across sessions: a waiter decides to wait on its pipelined
 // listing; when the waiter ahead of it gives up, it lists again, and when
-// the holder releases it takes the lock.
+// the holder releases it takes the lock. Each session has its own proxy, so
+// that its requests are counted apart.
 func TestIntegration_PipelinedListingContended(t *testing.T) {
 	c := zktest.Start(t)
 	const p = "/locks/pipe-contended"
-	a, _ := probed(t, pipeSession(t, c, c.Dialer()), p)
-	b, pb := probed(t, pipeSession(t, c, c.Dialer()), p)
-	sc := pipeSession(t, c, c.Dialer())
-	mc, pc := probed(t, sc, p)
+	session := func() (*Mutex, *Session, *zktest.Proxy) {
+		px := c.Proxy(t)
+		s := pipeSession(t, c, px.Dialer())
+		m, err := NewMutex(s, p)
+		require.NoError(t, err)
+		return m, s, px
+	}
+	a, _, _ := session()
+	b, _, pb := session()
+	mc, sc, pc := session()
+	listings := func(px *zktest.Proxy) pipelining { return summarise(px.Exchanges()) }
 
 	ha, err := a.Lock(context.Background())
 	require.NoError(t, err)
@@ -209,13 +242,13 @@ func TestIntegration_PipelinedListingContended(t *testing.T) {
 	require.Eventually(t, watches(2), time.Minute, 5*time.Millisecond, "b watches a")
 	go func() { h, err := mc.Lock(context.Background()); rc <- result{h, err} }()
 	require.Eventually(t, watches(3), time.Minute, 5*time.Millisecond, "c watches b")
-	require.Equal(t, int64(1), pb.used.Load(), "b decided to wait on its pipelined listing")
-	require.Equal(t, int64(1), pc.used.Load())
+	require.Equal(t, 1, listings(pb).listings, "b decided to wait on the listing behind its create")
+	require.Equal(t, 1, listings(pc).listings)
 
 	cancelB()
 	r := <-rb
 	require.ErrorIs(t, r.err, context.Canceled)
-	require.Eventually(t, func() bool { return pc.listed.Load() == 1 }, time.Minute, 5*time.Millisecond, "c lists again when b goes")
+	require.Eventually(t, func() bool { return listings(pc).own == 1 }, time.Minute, 5*time.Millisecond, "c lists again when b goes")
 	select {
 	case r := <-rc:
 		t.Fatalf("c acquired while a holds: %v, %v", r.h, r.err)
@@ -227,8 +260,7 @@ func TestIntegration_PipelinedListingContended(t *testing.T) {
 	kids, _, err := sc.Conn().Children(p)
 	require.NoError(t, err)
 	require.Equal(t, []string{path.Base(r.h.Node())}, kids)
-	require.Zero(t, pb.listed.Load())
-	require.Zero(t, pb.missed.Load()+pc.missed.Load())
+	require.Equal(t, 1, listings(pb).listings, "b never listed again")
 	require.NoError(t, r.h.Release())
 }
 
@@ -242,23 +274,26 @@ func TestIntegration_PipelinedListingBoundedByContext(t *testing.T) {
 	s := pipeSession(t, c, px.Dialer())
 	const dir = "/locks/pipe-partitioned"
 	persistent(t, s, dir)
-	m, probe := probed(t, s, dir)
+	m, err := NewMutex(s, dir)
+	require.NoError(t, err)
 
+	px.ResetCounts()
 	px.Blackhole()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := m.Lock(ctx)
+	_, err = m.Lock(ctx)
 	took := time.Since(start)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Less(t, took, time.Second, "Lock outlived its deadline (the session would only notice the partition after 2/3 of its timeout)")
-	require.Equal(t, int64(1), probe.sent.Load(), "the listing was sent behind the create")
-	require.Equal(t, int64(1), probe.failed.Load())
-	require.Zero(t, probe.used.Load()+probe.listed.Load())
 
 	px.Heal()
 	require.Eventually(t, func() bool {
 		kids, _, err := s.Conn().Children(dir)
 		return err == nil && len(kids) == 0
 	}, 30*time.Second, 10*time.Millisecond, "the node created after the deadline is deleted")
+	got := summarise(px.Exchanges())
+	t.Logf("%+v", got)
+	require.Equal(t, 1, got.creates)
+	require.Equal(t, 1, got.pipelined, "the listing was sent behind the create, while it was unanswered")
 }

@@ -63,8 +63,6 @@ type queue struct {
 	// makes, instead of their node's czxid: a downgraded read hold keeps
 	// its write hold's token, so every later holder's token stays greater.
 	token int64
-
-	pipeProbe *pipeProbe // tests only: what the pipelined listings did
 }
 
 // entry is our node in the queue.
@@ -116,13 +114,22 @@ func (q *queue) lock(ctx context.Context) (*Hold, error) {
 // reenterOrAcquire re-enters the hold ctx carries for this queue, or
 // acquires a new one.
 func (q *queue) reenterOrAcquire(ctx context.Context) (*Hold, error) {
+	if h, err := q.reenterOrProbe(ctx); h != nil || err != nil {
+		return h, err
+	}
+	return q.acquire(ctx)
+}
+
+// reenterOrProbe returns the hold ctx carries for this queue, or the error
+// that ends the acquire before it writes anything (a try's ErrLocked), or
+// (nil, nil) to go on. It returns before acquire starts, so that a waiting
+// goroutine's stack holds as few frames as possible: at most 2 KiB in use
+// lets the runtime halve an 8 KiB stack.
+func (q *queue) reenterOrProbe(ctx context.Context) (*Hold, error) {
 	if h, err := reenter(ctx, q.key()); h != nil || err != nil {
 		return h, err
 	}
-	if err := q.probe(ctx); err != nil {
-		return nil, err
-	}
-	return q.acquire(ctx)
+	return nil, q.probe(ctx)
 }
 
 // probe is a try's first step: it lists the directory once and returns
@@ -153,14 +160,19 @@ func (q *queue) acquire(ctx context.Context) (_ *Hold, err error) {
 	if err != nil {
 		return nil, err
 	}
-	defer e.first.take() // wait normally has; never leave its goroutine behind
+	defer func() { e.first.take() }() // wait normally has; never leave its goroutine behind
 	defer func() {
 		// A node that is gone, or someone else's, is not ours to delete.
 		if err != nil && !errors.Is(err, ErrNodeGone) {
 			q.s.abandon(e.node(), e.sid)
 		}
 	}()
-	if err := q.waitWithToken(ctx, e); err != nil {
+	if e.stat != nil {
+		err = q.wait(ctx, e)
+	} else {
+		err = q.waitWithToken(ctx, e)
+	}
+	if err != nil {
 		return nil, err
 	}
 	h, err := q.s.newHold(ctx, q, e, start)
@@ -179,9 +191,6 @@ func (q *queue) acquire(ctx context.Context) (_ *Hold, err error) {
 // create's reply; for a node adopted after a lost reply it is read
 // alongside the first listing, so it adds no round trip.
 func (q *queue) waitWithToken(ctx context.Context, e *entry) error {
-	if e.stat != nil {
-		return q.wait(ctx, e)
-	}
 	type statResult struct {
 		stat *zk.Stat
 		err  error
@@ -247,49 +256,77 @@ func (q *queue) wouldWait(ctx context.Context) error {
 // directory) at a time.
 func (q *queue) wait(ctx context.Context, e *entry) error {
 	for attempt := 0; ; {
-		state, sid, _ := q.s.snapshot()
-		switch {
-		case state == StateClosed:
-			return ErrClosed
-		case state == StateExpired || sid != e.sid:
-			return ErrSessionExpired
-		}
-		children, err := q.listing(ctx, e)
-		if err != nil && ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		if err != nil && !errors.Is(err, zk.ErrNoNode) {
-			if err := q.listFailed(ctx, e.dir, err, &attempt); err != nil {
-				return err
-			}
+		m, p, err := q.next(ctx, e, &attempt)
+		var held bool
+		switch m {
+		case moveHold:
+			return err
+		case moveRelist:
 			continue
+		case moveWatchQueue:
+			held, err = q.watchQueue(ctx, e)
+		default:
+			held, err = q.watch(ctx, e, p, m == moveJump)
 		}
-		cs := q.contenders(children)
-		ours := indexOf(cs, e.name)
-		if ours < 0 {
-			if _, now, _ := q.s.snapshot(); now != e.sid {
-				return ErrSessionExpired
-			}
-			return fmt.Errorf("%w: %s", ErrNodeGone, e.node())
-		}
-		holds, w := q.decide(cs, ours)
-		switch {
-		case holds:
-			return nil
-		case q.try:
-			return ErrLocked
-		case w == watchQueue:
-			if held, err := q.watchQueue(ctx, e); err != nil || held {
-				return err
-			}
-			continue
-		}
-		jump := q.jump && (w == 0 && ours == 1 || negTrustWatch) // negTrustWatch: test-only (negative_off.go)
-		held, err := q.watch(ctx, e, e.dir+"/"+cs[w].name, jump)
 		if err != nil || held {
 			return err
 		}
 	}
+}
+
+// move is what wait does after a listing.
+type move uint8
+
+const (
+	moveHold       move = iota // return: our node holds, or the error ends the wait
+	moveRelist                 // list again
+	moveWatch                  // watch the node ahead
+	moveJump                   // watch the node ahead, and hold once it goes
+	moveWatchQueue             // watch the directory
+)
+
+// next lists e's directory and decides wait's next move; p is the node to
+// watch. It is apart from wait so that a waiting goroutine's stack holds
+// neither the listing nor its temporaries: at most 2 KiB in use lets the
+// runtime halve an 8 KiB stack.
+func (q *queue) next(ctx context.Context, e *entry, attempt *int) (_ move, p string, _ error) {
+	state, sid, _ := q.s.snapshot()
+	switch {
+	case state == StateClosed:
+		return moveHold, "", ErrClosed
+	case state == StateExpired || sid != e.sid:
+		return moveHold, "", ErrSessionExpired
+	}
+	children, err := q.listing(ctx, e)
+	if err != nil && ctx.Err() != nil {
+		return moveHold, "", context.Cause(ctx)
+	}
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		if err := q.listFailed(ctx, e.dir, err, attempt); err != nil {
+			return moveHold, "", err
+		}
+		return moveRelist, "", nil
+	}
+	cs := q.contenders(children)
+	ours := indexOf(cs, e.name)
+	if ours < 0 {
+		if _, now, _ := q.s.snapshot(); now != e.sid {
+			return moveHold, "", ErrSessionExpired
+		}
+		return moveHold, "", fmt.Errorf("%w: %s", ErrNodeGone, e.node())
+	}
+	holds, w := q.decide(cs, ours)
+	switch {
+	case holds:
+		return moveHold, "", nil
+	case q.try:
+		return moveHold, "", ErrLocked
+	case w == watchQueue:
+		return moveWatchQueue, "", nil
+	case q.jump && (w == 0 && ours == 1 || negTrustWatch): // negTrustWatch: test-only (negative_off.go)
+		return moveJump, e.dir + "/" + cs[w].name, nil
+	}
+	return moveWatch, e.dir + "/" + cs[w].name, nil
 }
 
 // watch waits for the node at p to go. It returns true when that makes our
@@ -302,43 +339,80 @@ func (q *queue) watch(ctx context.Context, e *entry, p string, jump bool) (bool,
 		local = q.s.awaitHandoff(p)
 		defer q.s.dropHandoff(p)
 	}
-	gone := func() bool { return q.jumped(e, jump || local.handedOff()) }
 	for {
-		_, _, changed := q.s.snapshot()
-		_, _, ch, err := q.s.readWatch(ctx, p)
-		switch {
-		case err != nil && ctx.Err() != nil:
-			return false, context.Cause(ctx)
-		case errors.Is(err, zk.ErrNoNode):
-			return gone(), nil
-		case err != nil:
-			return false, nil // listing again reports or retries the error
+		ch, changed, w := q.arm(ctx, p)
+		if w == armed {
+			w = q.await(ctx, local, ch, changed)
 		}
-	wait:
-		for {
-			select {
-			case <-local.done():
-				return q.jumped(e, true), nil
-			case ev := <-ch:
-				switch ev.Type {
-				case zk.EventNodeDeleted:
-					return gone(), nil
-				case zk.EventNodeDataChanged, zk.EventNodeCreated:
-					break wait // re-arm the watch on the same node
-				default:
-					return false, nil
-				}
-			case <-changed:
-				var state State
-				state, _, changed = q.s.snapshot()
-				if state != StateSuspended {
-					// Reconnected (go-zookeeper may have failed to re-arm
-					// our watch), expired or closed: list again.
-					return false, nil
-				}
-			case <-ctx.Done():
-				return false, context.Cause(ctx)
+		switch w {
+		case wokeRearm:
+			continue
+		case wokeHandedOff:
+			return q.jumped(e, true), nil
+		case wokeGone:
+			return q.jumped(e, jump || local.handedOff()), nil
+		case wokeDone:
+			return false, context.Cause(ctx)
+		default:
+			return false, nil
+		}
+	}
+}
+
+// woke is what ended a wait on a watched node.
+type woke uint8
+
+const (
+	armed         woke = iota // the watch is set
+	wokeGone                  // the node went
+	wokeHandedOff             // its holder, of our session, handed off to us
+	wokeRearm                 // it changed: watch it again
+	wokeRelist                // a watch was lost or the session changed: list again
+	wokeDone                  // ctx ended
+)
+
+// arm sets the data watch on p. It is apart from watch, as await is, so
+// that a waiting goroutine's stack holds none of its temporaries: at most
+// 2 KiB in use lets the runtime halve an 8 KiB stack.
+func (q *queue) arm(ctx context.Context, p string) (<-chan zk.Event, <-chan struct{}, woke) {
+	_, _, changed := q.s.snapshot()
+	_, _, ch, err := q.s.readWatch(ctx, p)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, nil, wokeDone
+	case errors.Is(err, zk.ErrNoNode):
+		return nil, nil, wokeGone
+	case err != nil:
+		return nil, nil, wokeRelist // listing again reports or retries the error
+	}
+	return ch, changed, armed
+}
+
+// await waits on the watch arm set, the session's state and ctx.
+func (q *queue) await(ctx context.Context, local *handoff, ch <-chan zk.Event, changed <-chan struct{}) woke {
+	for {
+		select {
+		case <-local.done():
+			return wokeHandedOff
+		case ev := <-ch:
+			switch ev.Type {
+			case zk.EventNodeDeleted:
+				return wokeGone
+			case zk.EventNodeDataChanged, zk.EventNodeCreated:
+				return wokeRearm
+			default:
+				return wokeRelist
 			}
+		case <-changed:
+			var state State
+			state, _, changed = q.s.snapshot()
+			if state != StateSuspended {
+				// Reconnected (go-zookeeper may have failed to re-arm
+				// our watch), expired or closed: list again.
+				return wokeRelist
+			}
+		case <-ctx.Done():
+			return wokeDone
 		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 type link struct {
 	client net.Conn
 	member int
+	id     int             // Exchange.Conn
+	ops    map[int32]int32 // xid -> opcode of requests forwarded and not answered; guarded by Proxy.mu
 	mu     sync.Mutex
 	server net.Conn
 	done   chan struct{}
@@ -65,6 +67,8 @@ func (p *Proxy) acceptLoop(ln net.Listener, member int) {
 		default:
 		}
 		p.links[l] = struct{}{}
+		p.accepted++
+		l.id = p.accepted
 		p.wg.Add(1)
 		p.mu.Unlock()
 		go p.serve(l, member)
@@ -189,6 +193,8 @@ func (p *Proxy) pipe(l *link, src, dst net.Conn, toServer bool) {
 			p.sawRequest(l, f, first)
 		} else if p.sawReply(l, f, first) {
 			return // dropped reply: close the link now
+		} else if !first {
+			p.logReply(l, f)
 		}
 		first = false
 		if err := wire.WriteFrame(dst, f); err != nil {
@@ -250,6 +256,7 @@ func (p *Proxy) sawRequest(l *link, f []byte, first bool) {
 			l.dropXid.Store(h.Xid)
 			l.dropArmed.Store(true)
 		}
+		p.logRequest(l, h)
 	}
 	p.mu.Lock()
 	p.counts[op]++

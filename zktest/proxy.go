@@ -25,11 +25,13 @@ type Proxy struct {
 	listeners []net.Listener
 	addrMap   map[string]string // member (or listener) address -> listener
 
-	mu     sync.Mutex
-	links  map[*link]struct{}
-	gate   chan struct{}         // closed while forwarding is allowed
-	cutoff map[int]chan struct{} // isolated members: closed by Heal
-	counts map[int32]int
+	mu       sync.Mutex
+	links    map[*link]struct{}
+	gate     chan struct{}         // closed while forwarding is allowed
+	cutoff   map[int]chan struct{} // isolated members: closed by Heal
+	counts   map[int32]int
+	log      []Exchange // see Exchanges
+	accepted int        // connections accepted, for Exchange.Conn
 
 	dropCreate atomic.Bool
 	delay      [2]atomic.Int64 // nanoseconds: [0] to the server, [1] to the client
@@ -216,10 +218,11 @@ func (p *Proxy) Requests() map[int32]int {
 	return maps.Clone(p.counts)
 }
 
-// ResetCounts sets every count in Requests to zero.
+// ResetCounts sets every count in Requests to zero and empties Exchanges.
 func (p *Proxy) ResetCounts() {
 	p.mu.Lock()
 	clear(p.counts)
+	p.log = nil
 	p.mu.Unlock()
 }
 

@@ -227,3 +227,50 @@ func TestIntegration_ProxyDelayKeepsOrder(t *testing.T) {
 	require.Equal(t, 5*n, p.Requests()[wire.OpExists])
 	require.Zero(t, p.Held())
 }
+
+// Exchanges logs requests as forwarded to the server and replies as
+// forwarded to the client, with the opcode of the request each answers:
+// under a reply delay, requests sent back to back are logged before any
+// reply, and a sequential client's are interleaved with them.
+func TestIntegration_ProxyExchanges(t *testing.T) {
+	c := track(zktest.Start(t))
+	p := c.Proxy(t)
+	raw, err := net.Dial("tcp", p.Addrs()[0])
+	require.NoError(t, err)
+	defer raw.Close()
+	require.NoError(t, raw.SetDeadline(time.Now().Add(20*time.Second)))
+	require.NoError(t, wire.WriteFrame(raw, wire.EncodeConnectRequest(wire.ConnectRequest{TimeoutMs: 4000})))
+	_, err = wire.ReadFrame(raw, wire.DefaultMaxFrame)
+	require.NoError(t, err)
+
+	p.SetDelay(0, 20*time.Millisecond)
+	rawExists(t, raw, 1, 3) // two requests back to back
+	for range 2 {
+		_, err := wire.ReadFrame(raw, wire.DefaultMaxFrame)
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return len(p.Exchanges()) == 4 }, 10*time.Second, time.Millisecond)
+	ex := func(xid int32, reply bool) zktest.Exchange {
+		return zktest.Exchange{Conn: 1, Xid: xid, Op: wire.OpExists, Reply: reply}
+	}
+	require.Equal(t, []zktest.Exchange{ex(1, false), ex(2, false), ex(1, true), ex(2, true)}, p.Exchanges())
+
+	// A sequential client through the proxy: each reply comes before the
+	// next request; errors are logged with their codes.
+	p.ResetCounts()
+	require.Empty(t, p.Exchanges())
+	conn := p.Connect(t, 8*time.Second)
+	_, _, err = conn.Get("/no-such-node")
+	require.ErrorIs(t, err, zk.ErrNoNode)
+	_, _, err = conn.Children("/")
+	require.NoError(t, err)
+	var got []zktest.Exchange
+	for _, x := range p.Exchanges() {
+		x.Xid = 0
+		got = append(got, x)
+	}
+	require.Equal(t, []zktest.Exchange{
+		{Conn: 2, Op: wire.OpGetData}, {Conn: 2, Op: wire.OpGetData, Reply: true, Err: -101},
+		{Conn: 2, Op: wire.OpGetChildren2}, {Conn: 2, Op: wire.OpGetChildren2, Reply: true},
+	}, got)
+}
