@@ -54,8 +54,12 @@ type tapConn struct {
 }
 
 // gateWait bounds the reconnect gate: go-zookeeper sends no setWatches when
-// it has no watch to restore, and then there is nothing to order.
-const gateWait = 50 * time.Millisecond
+// it has no watch to restore, and then there is nothing to order. The gate
+// is set only when the session knows of a watch (restoresWatches), and it
+// opens as soon as the request is written, so the bound is met only when
+// that guess is wrong or the client is starved of CPU; 50 ms proved too
+// short for the latter under the race detector on a loaded 2-core machine.
+const gateWait = 250 * time.Millisecond
 
 // request is one request on the wire: its xid (connectXid for the
 // ConnectRequest) and when it was written.

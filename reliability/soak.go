@@ -166,6 +166,22 @@ func (k *Soak) Resume(recs []SoakRecord) {
 	}
 }
 
+// AppendRun appends a run made outside the soak's schedule (the container
+// scenarios, which live in another module) to the checkpoint file at path,
+// numbered after the records already there and in their last round.
+func AppendRun(path string, sc *Scenario, r Result) error {
+	recs, err := ReadRecords(path)
+	if err != nil {
+		return err
+	}
+	rec := SoakRecord{Seq: 1, Round: 1, Duration: sc.Duration.Seconds(), Ended: time.Now().UTC(), Result: r}
+	for _, x := range recs {
+		rec.Seq = max(rec.Seq, x.Seq+1)
+		rec.Round = max(rec.Round, x.Round)
+	}
+	return AppendRecord(path, rec)
+}
+
 // AppendRecord appends r to the checkpoint file at path as one JSON line,
 // synced to disk before it returns.
 func AppendRecord(path string, r SoakRecord) error {

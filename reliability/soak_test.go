@@ -185,3 +185,20 @@ func TestParseBudget(t *testing.T) {
 		require.Error(t, err, bad)
 	}
 }
+
+// A run made outside the schedule (a container scenario) is numbered after
+// the soak's records, in their last round, and counts in the summary.
+func TestAppendRun(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "soak.jsonl")
+	sc := &Scenario{Name: "S18", Duration: 40 * time.Second}
+	require.NoError(t, AppendRun(path, sc, Result{Name: "S18", Acquisitions: 7, Seconds: 41}))
+	require.NoError(t, AppendRecord(path, SoakRecord{Seq: 9, Round: 3, Result: Result{Name: "S1", Acquisitions: 5}}))
+	require.NoError(t, AppendRun(path, sc, Result{Name: "S18", Acquisitions: 11, Seconds: 42}))
+	recs, err := ReadRecords(path)
+	require.NoError(t, err)
+	require.Len(t, recs, 3)
+	require.Equal(t, [2]int{1, 1}, [2]int{recs[0].Seq, recs[0].Round})
+	require.Equal(t, [2]int{10, 3}, [2]int{recs[2].Seq, recs[2].Round})
+	require.Equal(t, 40.0, recs[2].Duration)
+	require.Contains(t, SummaryLine(recs), "acquisitions=23")
+}

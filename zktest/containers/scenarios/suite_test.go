@@ -22,7 +22,9 @@ func TestMain(m *testing.M) {
 // soak; negative, with -tags zklock_negative, for the negative control N3
 // under S18, which must be caught). RELIABILITY_ONLY=S18,... narrows the
 // run; RELIABILITY_OUT names a directory for the table, the JSON report and
-// the summary line, as in the reliability suite.
+// the summary line, as in the reliability suite; SOAK_JSONL names make
+// soak's checkpoint file, to which each run (negative controls aside) is
+// appended.
 func TestIntegration_ReliabilityContainers(t *testing.T) {
 	mode := reliability.Mode(os.Getenv("RELIABILITY_MODE"))
 	if mode == "" {
@@ -55,6 +57,11 @@ func TestIntegration_ReliabilityContainers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := reliability.Run(t, sc)
 			results = append(results, r)
+			if jsonl := os.Getenv("SOAK_JSONL"); jsonl != "" && sc.Negative == "" { // make soak's checkpoint
+				if err := reliability.AppendRun(jsonl, sc, r); err != nil {
+					t.Errorf("soak checkpoint %s: %v", jsonl, err)
+				}
+			}
 			t.Logf("%s: acquisitions=%d faults=%d losses=%d violations=%v p99=%.1fms errors=%v", name, r.Acquisitions, r.Faults, r.Losses, r.Violations, r.P99AcquireMs, r.Errors)
 			for _, v := range r.Examples {
 				t.Logf("  %s: %s", v.Checker, v.Detail)
