@@ -2,7 +2,7 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all deps test unittest vet demo zk-start zk-stop zk-image bench reliability reliability-negative reliability-containers soak fmt
+.PHONY: all deps test unittest vet demo zk-start zk-stop zk-image bench bench-ab reliability reliability-negative reliability-containers soak fmt
 
 all: test
 
@@ -48,6 +48,10 @@ zk-image:
 ## bench: zklock against Curator, kazoo, go-zookeeper and the ZooKeeper floors
 bench: deps
 	@scripts/bench.sh
+
+## bench-ab OLD=<rev>: this tree's locks against revision OLD's, interleaved on one server
+bench-ab: deps
+	@scripts/bench-ab.sh $(OLD)
 
 ## reliability: the fault-injection suite at short durations (<= 10 min)
 reliability: deps
