@@ -34,4 +34,4 @@ MOD
 cd "$work/run"
 "$GO" mod tidy >/dev/null 2>&1 || "$GO" mod tidy
 echo "bench-ab: $(git -C "$root" describe --always --dirty) (new) against $(git -C "$root" rev-parse --short "$rev") (old)"
-"$GO" test -count=1 -timeout 60m -run '^TestAB$' . | grep -v -E '^(ok|PASS)'
+"$GO" test -v -count=1 -timeout 60m -run '^TestAB$' . | grep -v -E '^(=== RUN|--- PASS|PASS$|ok )'
