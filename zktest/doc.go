@@ -78,6 +78,9 @@
 //
 // Network faults: a Proxy puts a listener in front of every member and can
 // Blackhole (partition), Heal, Cut connections, and drop the reply to the
-// next create while the server applies it. Requests counts the requests
-// that went through it, by opcode.
+// next create while the server applies it; SetDelay adds latency in
+// either direction. Requests counts the requests that went through it, by
+// opcode, and Exchanges logs requests and replies in the order it forwarded
+// them, so that a test can show what a client sent before it could have
+// read a reply (pipelining) without a hook in the code under test.
 package zktest

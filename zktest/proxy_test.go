@@ -167,16 +167,24 @@ func rawExists(t *testing.T, raw net.Conn, from, to int32) {
 	require.NoError(t, err)
 }
 
-func TestIntegration_ProxyDelayKeepsOrder(t *testing.T) {
-	c := track(zktest.Start(t))
-	p := c.Proxy(t)
+// rawSession opens a session through p's first listener on a bare
+// connection, to write requests by hand; it is closed in cleanup.
+func rawSession(t *testing.T, p *zktest.Proxy) net.Conn {
+	t.Helper()
 	raw, err := net.Dial("tcp", p.Addrs()[0])
 	require.NoError(t, err)
-	defer raw.Close()
+	t.Cleanup(func() { raw.Close() })
 	require.NoError(t, raw.SetDeadline(time.Now().Add(20*time.Second)))
 	require.NoError(t, wire.WriteFrame(raw, wire.EncodeConnectRequest(wire.ConnectRequest{TimeoutMs: 4000})))
 	_, err = wire.ReadFrame(raw, wire.DefaultMaxFrame)
 	require.NoError(t, err)
+	return raw
+}
+
+func TestIntegration_ProxyDelayKeepsOrder(t *testing.T) {
+	c := track(zktest.Start(t))
+	p := c.Proxy(t)
+	raw := rawSession(t, p)
 
 	readReplies := func(from, to int32) (first time.Time) {
 		t.Helper()
@@ -235,13 +243,7 @@ func TestIntegration_ProxyDelayKeepsOrder(t *testing.T) {
 func TestIntegration_ProxyExchanges(t *testing.T) {
 	c := track(zktest.Start(t))
 	p := c.Proxy(t)
-	raw, err := net.Dial("tcp", p.Addrs()[0])
-	require.NoError(t, err)
-	defer raw.Close()
-	require.NoError(t, raw.SetDeadline(time.Now().Add(20*time.Second)))
-	require.NoError(t, wire.WriteFrame(raw, wire.EncodeConnectRequest(wire.ConnectRequest{TimeoutMs: 4000})))
-	_, err = wire.ReadFrame(raw, wire.DefaultMaxFrame)
-	require.NoError(t, err)
+	raw := rawSession(t, p)
 
 	p.SetDelay(0, 20*time.Millisecond)
 	rawExists(t, raw, 1, 3) // two requests back to back
@@ -260,7 +262,7 @@ func TestIntegration_ProxyExchanges(t *testing.T) {
 	p.ResetCounts()
 	require.Empty(t, p.Exchanges())
 	conn := p.Connect(t, 8*time.Second)
-	_, _, err = conn.Get("/no-such-node")
+	_, _, err := conn.Get("/no-such-node")
 	require.ErrorIs(t, err, zk.ErrNoNode)
 	_, _, err = conn.Children("/")
 	require.NoError(t, err)
