@@ -15,7 +15,9 @@ import (
 // create makes our ephemeral sequential node with Curator's protected name.
 // After a connection error the outcome is unknown, so before creating again
 // it searches the directory for our prefix and adopts the node if our
-// session owns it; a node left by an older session is deleted. Each create
+// session owns it; a node left by an older session is deleted. A node that
+// is handed to the cleaner is never searched for again: the next attempt
+// gets a new prefix. Each create
 // request is followed by a pipelined listing of the directory (see
 // pipeline.go), and the entry of the create that succeeded carries its
 // listing in first; the listings of failed attempts are waited for and
@@ -88,7 +90,14 @@ func (q *queue) create(ctx context.Context) (*entry, error) {
 			q.s.cleaner.findAndDelete(q.dir, prefix, sid)
 			return nil, context.Cause(ctx)
 		case err == nil:
-			q.s.cleaner.deleteNode(p, now) // made by a session we did not see it under
+			// Made by a session we did not see it under (a create queued
+			// while suspended runs under the session the server grants
+			// next): delete it, and name the next attempt afresh, so that
+			// a later search for an ambiguous attempt cannot adopt the
+			// node being deleted. (The soak found that: the search
+			// adopted it, the cleaner deleted it under the new holder.)
+			q.s.cleaner.deleteNode(p, now)
+			prefix = protectedPrefix()
 			continue
 		case errors.Is(err, zk.ErrNoNode):
 			if err := q.mkdirs(ctx, q.dir); err != nil && !isConnErr(err) && ctx.Err() == nil {

@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	old "github.com/zklock/zklockab"
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zktest"
+	old "github.com/zklock/zklockab"
 )
 
 // lib is one revision of the library, as the workloads use it.
@@ -77,8 +77,8 @@ func libs() ([]lib, map[string]locker) {
 // workload runs sessions x goroutines acquiring and releasing one lock for
 // d and returns acquisitions per second.
 type workload struct {
-	name                string
-	kind                string
+	name                 string
+	kind                 string
 	sessions, goroutines int
 }
 
