@@ -187,9 +187,9 @@ func (q *queue) acquire(ctx context.Context) (_ *Hold, err error) {
 	return h, nil
 }
 
-// waitWithToken waits until e holds. The token usually came with the
-// create's reply; for a node adopted after a lost reply it is read
-// alongside the first listing, so it adds no round trip.
+// waitWithToken is wait for an entry without its token (e.stat is nil): a
+// node adopted after a lost create reply. The token is read alongside the
+// first listing, so it adds no round trip.
 func (q *queue) waitWithToken(ctx context.Context, e *entry) error {
 	type statResult struct {
 		stat *zk.Stat

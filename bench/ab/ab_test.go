@@ -107,7 +107,17 @@ func run(l lib, lk locker, w workload, servers []string, path string, d time.Dur
 	ctx, cancel := context.WithTimeout(context.Background(), d+30*time.Second)
 	defer cancel()
 	var n atomic.Int64
-	var first atomic.Value
+	var (
+		mu    sync.Mutex
+		first error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil {
+			first = err
+		}
+	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -121,23 +131,23 @@ func run(l lib, lk locker, w workload, servers []string, path string, d time.Dur
 				}
 				h, err := f(ctx)
 				if err != nil {
-					first.CompareAndSwap(nil, err)
+					fail(err)
 					return
 				}
 				n.Add(1)
 				if err := h.Release(); err != nil {
-					first.CompareAndSwap(nil, err)
+					fail(err)
 					return
 				}
 			}
 		})
 	}
-	time.Sleep(d)
-	close(stop)
+	stopAfter := time.AfterFunc(d, func() { close(stop) }) // the workload's length, not a synchronisation
 	wg.Wait()
+	stopAfter.Stop()
 	elapsed := time.Since(start)
-	if err, _ := first.Load().(error); err != nil {
-		return 0, err
+	if first != nil {
+		return 0, first
 	}
 	return float64(n.Load()) / elapsed.Seconds(), nil
 }
