@@ -13,6 +13,11 @@ type Exchange struct {
 	Op    int32 // the request's opcode (see Requests); for a reply, that of the request it answers
 	Reply bool  // a reply, forwarded to the client; else a request, forwarded to the server
 	Err   int32 // a reply's ZooKeeper error code (0: ok, -101: NoNode, ...)
+	// Path is a request's node path, for the requests whose body starts
+	// with one: the creates (a sequential create's name before the
+	// server appends its number), exists, getData, getChildren and
+	// getChildren2. It is empty for other requests and for replies.
+	Path string
 }
 
 // maxExchanges bounds the log Exchanges returns; later frames are counted
@@ -33,10 +38,16 @@ func (p *Proxy) Exchanges() []Exchange {
 	return slices.Clone(p.log)
 }
 
-// logRequest logs a request frame of l.
-func (p *Proxy) logRequest(l *link, h wire.RequestHeader) {
+// logRequest logs the request frame f of l, whose header is h.
+func (p *Proxy) logRequest(l *link, h wire.RequestHeader, f []byte) {
 	if h.Xid < 0 { // pings, auth, set-watches
 		return
+	}
+	var path string
+	if wire.HasPath(h.Type) {
+		if r, err := wire.ParsePathRequest(f); err == nil {
+			path = string(r.Path)
+		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -45,7 +56,7 @@ func (p *Proxy) logRequest(l *link, h wire.RequestHeader) {
 	}
 	l.ops[h.Xid] = h.Type
 	if len(p.log) < maxExchanges {
-		p.log = append(p.log, Exchange{Conn: l.id, Xid: h.Xid, Op: h.Type})
+		p.log = append(p.log, Exchange{Conn: l.id, Xid: h.Xid, Op: h.Type, Path: path})
 	}
 }
 

@@ -256,7 +256,7 @@ func (p *Proxy) sawRequest(l *link, f []byte, first bool) {
 			l.dropXid.Store(h.Xid)
 			l.dropArmed.Store(true)
 		}
-		p.logRequest(l, h)
+		p.logRequest(l, h, f)
 	}
 	p.mu.Lock()
 	p.counts[op]++

@@ -253,7 +253,11 @@ func TestIntegration_ProxyExchanges(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return len(p.Exchanges()) == 4 }, 10*time.Second, time.Millisecond)
 	ex := func(xid int32, reply bool) zktest.Exchange {
-		return zktest.Exchange{Conn: 1, Xid: xid, Op: wire.OpExists, Reply: reply}
+		x := zktest.Exchange{Conn: 1, Xid: xid, Op: wire.OpExists, Reply: reply}
+		if !reply {
+			x.Path = "/"
+		}
+		return x
 	}
 	require.Equal(t, []zktest.Exchange{ex(1, false), ex(2, false), ex(1, true), ex(2, true)}, p.Exchanges())
 
@@ -272,7 +276,7 @@ func TestIntegration_ProxyExchanges(t *testing.T) {
 		got = append(got, x)
 	}
 	require.Equal(t, []zktest.Exchange{
-		{Conn: 2, Op: wire.OpGetData}, {Conn: 2, Op: wire.OpGetData, Reply: true, Err: -101},
-		{Conn: 2, Op: wire.OpGetChildren2}, {Conn: 2, Op: wire.OpGetChildren2, Reply: true},
+		{Conn: 2, Op: wire.OpGetData, Path: "/no-such-node"}, {Conn: 2, Op: wire.OpGetData, Reply: true, Err: -101},
+		{Conn: 2, Op: wire.OpGetChildren2, Path: "/"}, {Conn: 2, Op: wire.OpGetChildren2, Reply: true},
 	}, got)
 }

@@ -1,0 +1,101 @@
+package zklock_test
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/wire"
+	"github.com/zklock/zklock/zktest"
+)
+
+// A create queued while the session is suspended is sent by go-zookeeper
+// under the session the server grants next, once the old one has expired.
+// The library deletes that node (it was made under a session it did not
+// see it under) and creates again under a new protected prefix, so that no
+// later search for an ambiguous attempt can adopt the node being deleted.
+// The soak once found the same prefix reused: the search adopted the node,
+// the cleaner's delete then ran under its new holder, and the next waiter
+// held beside it (S22, C1).
+func TestIntegration_CreateUnderUnseenSessionGetsNewPrefix(t *testing.T) {
+	c := zktest.Start(t)
+	admin := c.Connect(t, 10*time.Second)
+	for _, p := range []string{"/unseen", "/unseen/lock"} { // persistent: the first create needs no parents
+		_, err := admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+	}
+	px := c.Proxy(t)
+	s := connect(t, c, zklock.WithDialer(px.Dialer()))
+	old := s.ID()
+
+	px.Blackhole()
+	require.Eventually(t, func() bool { return s.State() == zklock.StateSuspended }, 20*time.Second, 5*time.Millisecond)
+	require.NoError(t, c.Expire(old))
+	px.ResetCounts()
+
+	type result struct {
+		h   *zklock.Hold
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		h, err := newMutex(t, s, "/unseen/lock").Lock(ctxTimeout(t, 30*time.Second))
+		done <- result{h, err}
+	}()
+	// The create is queued in go-zookeeper (its caller waits for the
+	// reply) before the partition heals.
+	require.Eventually(t, createQueued, 10*time.Second, time.Millisecond)
+	px.Heal()
+
+	r := <-done
+	require.NoError(t, r.err)
+	t.Cleanup(func() { _ = r.h.Release() })
+	require.NotEqual(t, old, s.ID(), "the session expired and was replaced")
+
+	var names []string
+	for _, x := range px.Exchanges() {
+		if !x.Reply && wire.IsCreate(x.Op) && strings.HasPrefix(x.Path, "/unseen/lock/") {
+			names = append(names, x.Path)
+		}
+	}
+	require.Len(t, names, 2, "the create queued while suspended, then one under the new session: %q", names)
+	first, second := names[0], names[1]
+	require.NotEqual(t, prefixOf(t, first), prefixOf(t, second), "the second create reused the prefix of the node handed to the cleaner")
+	require.True(t, strings.HasPrefix(r.h.Node(), second), "held %s, want the second create's node", r.h.Node())
+	held := r.h.Node()[len("/unseen/lock/"):]
+	require.Eventually(t, func() bool {
+		cs := children(t, admin, "/unseen/lock")
+		return len(cs) == 1 && cs[0] == held
+	}, 10*time.Second, 5*time.Millisecond, "the node made under the unseen session is deleted, the held one kept")
+	require.NoError(t, r.h.Err())
+}
+
+// prefixOf returns the "_c_<uuid>-" part of a protected node's name.
+func prefixOf(t *testing.T, node string) string {
+	t.Helper()
+	const n = len("_c_") + 36 + 1
+	name := node[strings.LastIndexByte(node, '/')+1:]
+	require.True(t, len(name) > n && strings.HasPrefix(name, "_c_"), "%s: not a protected name", node)
+	return name[:n]
+}
+
+// createQueued reports whether some goroutine waits in go-zookeeper's
+// Create for its reply, having queued the request (a goroutine still
+// queueing it waits in queueRequest instead).
+func createQueued() bool {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		frames := strings.SplitN(g, "\n", 3)
+		if len(frames) == 3 && strings.HasPrefix(frames[1], "github.com/go-zookeeper/zk.(*Conn).request(") &&
+			strings.Contains(frames[2], "github.com/go-zookeeper/zk.(*Conn).Create(") {
+			return true
+		}
+	}
+	return false
+}
