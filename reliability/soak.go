@@ -156,12 +156,14 @@ func (k *Soak) Resume(recs []SoakRecord) {
 		k.runs[r.Name]++
 		k.est[r.Name] = time.Duration(r.Seconds * float64(time.Second))
 	}
-	if len(recs) == 0 {
-		return
-	}
-	for i, sc := range k.scs {
-		if sc.Name == recs[len(recs)-1].Name {
-			k.next = i + 1
+	// Go on after the last scheduled scenario that finished: the runs
+	// appended by the container suite (AppendRun) are not in the schedule.
+	for j := len(recs) - 1; j >= 0; j-- {
+		for i, sc := range k.scs {
+			if sc.Name == recs[j].Name {
+				k.next = i + 1
+				return
+			}
 		}
 	}
 }

@@ -137,6 +137,23 @@ func TestSoakResumesFromCheckpoint(t *testing.T) {
 	require.Equal(t, 3, sc.Run)
 	require.Equal(t, 3, round)
 
+	// The container suite appends its runs after the soak's (AppendRun);
+	// a soak resumed after them goes on after the last scheduled run.
+	path2 := filepath.Join(t.TempDir(), "soak.jsonl")
+	for _, r := range recs { // A B C A
+		require.NoError(t, AppendRecord(path2, r))
+	}
+	require.NoError(t, AppendRun(path2, &Scenario{Name: "S18", Duration: time.Minute}, Result{Name: "S18", Seconds: 70}))
+	recs, err = ReadRecords(path2)
+	require.NoError(t, err)
+	require.Len(t, recs, 5)
+	k3 := NewSoak(scs, floors, 10*time.Hour) // every scenario fits: the position alone decides
+	k3.Resume(recs)
+	sc, round, ok = k3.Next()
+	require.True(t, ok)
+	require.Equal(t, "B", sc.Name, "resumed after A, the last scheduled run, not from the start")
+	require.Equal(t, 2, round)
+
 	missing, err := ReadRecords(filepath.Join(t.TempDir(), "none.jsonl"))
 	require.NoError(t, err)
 	require.Empty(t, missing)
