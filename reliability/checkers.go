@@ -126,18 +126,25 @@ func CheckExclusion(h *History, cfg CheckConfig) []Violation {
 				if h.pausedHolder(a, b, cfg) {
 					continue
 				}
+				// The faults below count from a's Lock call, not from its
+				// return: one that strikes while Lock is returning (the
+				// nemesis deletes the head of the queue, which may be a
+				// node whose Lock has decided but not yet returned) is the
+				// same forced handover, and the client can tell them apart
+				// no sooner than it hears of either.
+				//
 				// The nemesis expired a's session on the server outright
 				// (zktest Expire): the client learns of it on its next
 				// contact, so like a pause this opens a window that only
 				// fencing closes. Tolerated if a's hold ended within
 				// PauseGrace of the expiry.
-				if x, xend := h.faultOn(FaultExpire, fmt.Sprintf("%#x", a.Session), a.Start, b.Start); x && a.End != math.MaxInt64 && a.End <= xend+int64(cfg.PauseGrace) {
+				if x, xend := h.faultOn(FaultExpire, fmt.Sprintf("%#x", a.Session), a.Invoke, b.Start); x && a.End != math.MaxInt64 && a.End <= xend+int64(cfg.PauseGrace) {
 					continue
 				}
 				// Another client deleted a's node: a forced handover, which
 				// a must learn of at once. Tolerated only if a's hold ended
 				// within DeleteGrace of the deletion.
-				if d, ok := h.deletedAt(a.Node, a.Start, b.Start); ok && a.End != math.MaxInt64 && a.End <= d+int64(cfg.deleteGrace()) {
+				if d, ok := h.deletedAt(a.Node, a.Invoke, b.Start); ok && a.End != math.MaxInt64 && a.End <= d+int64(cfg.deleteGrace()) {
 					continue
 				}
 				end := "never"

@@ -284,6 +284,37 @@ func TestC1ToleratesForcedExpiryOfThatSessionOnly(t *testing.T) {
 	only(t, CheckExclusion(Analyze(*h), cfg), "C1")
 }
 
+// Another client deleted w1's node (S17's nemesis): the overlap with the
+// next holder is tolerated if w1's hold ended within DeleteGrace (1 s) of
+// the deletion, also when the deletion struck while w1's Lock was
+// returning, before its ok was stamped (the nemesis deletes the head of
+// the queue; soak C, S17 #2).
+func TestC1ToleratesDeletedHolderNode(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		from, to, end int64 // the deletion, and when w1's hold ended (ms)
+		target        string
+		ok            bool
+	}{
+		{"during the hold, loss within the grace", 100, 101, 103, L + "/n", true},
+		{"while Lock returned, loss within the grace", 8, 9, 103, L + "/n", true},
+		{"during the hold, loss too late", 100, 101, 1500, L + "/n", false},
+		{"while Lock returned, loss too late", 8, 9, 1500, L + "/n", false},
+		{"another node deleted", 100, 101, 103, L + "/other", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &hist{} // w1 holds from 10 ms, w2 from 102 ms: they overlap
+			h.acq("w1", 1, 0, 10, tc.end, 100).acq("w2", 1, 5, 102, 110, 200).fault(FaultDeleteNode, tc.target, tc.from, tc.to)
+			v := CheckExclusion(Analyze(*h), cfg)
+			if tc.ok {
+				require.Empty(t, v)
+			} else {
+				only(t, v, "C1")
+			}
+		})
+	}
+}
+
 func TestC4SurvivalRejectsLossAndExpiry(t *testing.T) {
 	sv := cfg
 	sv.Survive = true

@@ -1,0 +1,75 @@
+// Command rejudge checks a kept scenario run again with the current
+// checkers: the histories a run left in its directory (RELIABILITY_KEEP's
+// histories/<scenario>/run-NNN: the workers', the register's and the
+// nemesis's JSONL logs) are merged and judged by C1-C7 with the bounds of
+// the named scenario in the given mode (soak by default), as the suite
+// judged them, less C5, which needs the servers' final state. It prints the
+// acquisitions and every violation, and exits 1 if there is one.
+//
+//	go run ./reliability/cmd/rejudge -scenario S17 /work/soak/histories/S17/run-002
+//
+// It is for a checker that was found wrong after a run: the soak's
+// checkpoint keeps the verdict given at run time, and this gives the
+// verdict of today's checkers on the same history.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/zklock/zklock/reliability"
+)
+
+func main() {
+	name := flag.String("scenario", "", "the scenario the run belongs to (S1, S17, ...)")
+	mode := flag.String("mode", "soak", "the mode it ran in: smoke, short or soak")
+	flag.Parse()
+	if *name == "" || flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: rejudge -scenario S17 [-mode soak] <run directory>")
+		os.Exit(2)
+	}
+	var sc *reliability.Scenario
+	for _, s := range reliability.Scenarios(reliability.Mode(*mode)) {
+		if s.Name == *name {
+			sc = s
+		}
+	}
+	if sc == nil {
+		fail(fmt.Errorf("no scenario %q in mode %q", *name, *mode))
+	}
+	logs, err := filepath.Glob(filepath.Join(flag.Arg(0), "*.jsonl"))
+	if err != nil || len(logs) == 0 {
+		fail(fmt.Errorf("no JSONL history in %s", flag.Arg(0)))
+	}
+	var evs []reliability.Event
+	for _, p := range logs {
+		f, err := os.Open(p)
+		if err != nil {
+			fail(err)
+		}
+		e, err := reliability.ReadEvents(f)
+		f.Close()
+		if err != nil {
+			fail(fmt.Errorf("%s: %w", p, err))
+		}
+		evs = append(evs, e...)
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].T < evs[j].T })
+	h := reliability.Analyze(evs)
+	vs := reliability.CheckAll(h, nil, reliability.CheckConfigFor(sc))
+	fmt.Printf("%s %s: acquisitions=%d violations=%d\n", sc.Name, flag.Arg(0), h.Acquisitions(), len(vs))
+	for _, v := range vs {
+		fmt.Printf("  %s: %s\n", v.Checker, v.Detail)
+	}
+	if len(vs) > 0 {
+		os.Exit(1)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "rejudge:", err)
+	os.Exit(1)
+}
