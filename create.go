@@ -63,6 +63,8 @@ func (q *queue) create(ctx context.Context) (*entry, error) {
 		written := q.s.creates.expect(name) // the reply's zxid is the node's czxid
 		first := q.pipeline(ctx, written)
 		p, err := q.s.createNode(ctx, name, q.cfg.data, flags, q.cfg.acl,
+			// late runs only after ctx ended, and create returns then, so
+			// prefix here is still this attempt's.
 			func(p string, err error) { // the outcome, known after we gave up
 				switch {
 				case err == nil:

@@ -38,16 +38,11 @@ func (p *Proxy) Exchanges() []Exchange {
 	return slices.Clone(p.log)
 }
 
-// logRequest logs the request frame f of l, whose header is h.
-func (p *Proxy) logRequest(l *link, h wire.RequestHeader, f []byte) {
+// logRequest logs a request of l: its header and its path (nil for the
+// requests that carry none, see Exchange.Path).
+func (p *Proxy) logRequest(l *link, h wire.RequestHeader, path []byte) {
 	if h.Xid < 0 { // pings, auth, set-watches
 		return
-	}
-	var path string
-	if wire.HasPath(h.Type) {
-		if r, err := wire.ParsePathRequest(f); err == nil {
-			path = string(r.Path)
-		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -56,7 +51,7 @@ func (p *Proxy) logRequest(l *link, h wire.RequestHeader, f []byte) {
 	}
 	l.ops[h.Xid] = h.Type
 	if len(p.log) < maxExchanges {
-		p.log = append(p.log, Exchange{Conn: l.id, Xid: h.Xid, Op: h.Type, Path: path})
+		p.log = append(p.log, Exchange{Conn: l.id, Xid: h.Xid, Op: h.Type, Path: string(path)})
 	}
 }
 

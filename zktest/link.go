@@ -247,16 +247,19 @@ type timedFrame struct {
 func (p *Proxy) sawRequest(l *link, f []byte, first bool) {
 	op := wire.OpCreateSession
 	if !first {
-		h, err := wire.ParseRequestHeader(f)
-		if err != nil {
-			return
+		r, err := wire.ParsePathRequest(f)
+		if err != nil { // a path the server will reject: count and log the request without it
+			if r.RequestHeader, err = wire.ParseRequestHeader(f); err != nil {
+				return
+			}
 		}
+		h := r.RequestHeader
 		op = h.Type
 		if wire.IsCreate(op) && p.dropCreate.CompareAndSwap(true, false) {
 			l.dropXid.Store(h.Xid)
 			l.dropArmed.Store(true)
 		}
-		p.logRequest(l, h, f)
+		p.logRequest(l, h, r.Path)
 	}
 	p.mu.Lock()
 	p.counts[op]++

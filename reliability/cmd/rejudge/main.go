@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/zklock/zklock/reliability"
 )
@@ -44,20 +43,10 @@ func main() {
 	if err != nil || len(logs) == 0 {
 		fail(fmt.Errorf("no JSONL history in %s", flag.Arg(0)))
 	}
-	var evs []reliability.Event
-	for _, p := range logs {
-		f, err := os.Open(p)
-		if err != nil {
-			fail(err)
-		}
-		e, err := reliability.ReadEvents(f)
-		f.Close()
-		if err != nil {
-			fail(fmt.Errorf("%s: %w", p, err))
-		}
-		evs = append(evs, e...)
+	evs, err := reliability.ReadFiles(logs...) // merged in time order
+	if err != nil {
+		fail(err)
 	}
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].T < evs[j].T })
 	h := reliability.Analyze(evs)
 	vs := reliability.CheckAll(h, nil, reliability.CheckConfigFor(sc))
 	fmt.Printf("%s %s: acquisitions=%d violations=%d\n", sc.Name, flag.Arg(0), h.Acquisitions(), len(vs))
