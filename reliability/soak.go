@@ -187,14 +187,20 @@ func AppendRun(path string, sc *Scenario, r Result) error {
 // AppendRecord appends r to the checkpoint file at path as one JSON line,
 // synced to disk before it returns.
 func AppendRecord(path string, r SoakRecord) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return appendLine(path, b)
+}
+
+// appendLine appends one line to the file at path and syncs it.
+func appendLine(path string, b []byte) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(r)
-	if err == nil {
-		_, err = f.Write(append(b, '\n'))
-	}
+	_, err = f.Write(append(b, '\n'))
 	if err == nil {
 		err = f.Sync()
 	}

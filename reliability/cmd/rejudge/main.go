@@ -10,7 +10,13 @@
 //
 // It is for a checker that was found wrong after a run: the soak's
 // checkpoint keeps the verdict given at run time, and this gives the
-// verdict of today's checkers on the same history.
+// verdict of today's checkers on the same history. With -checkpoint and
+// -seq it also records that verdict in the checkpoint, as a line of its own
+// beside the run's record (which is kept), so that soaksummary counts the
+// run with it; -why says what was wrong with the verdict at run time.
+//
+//	go run ./reliability/cmd/rejudge -scenario S17 -checkpoint /work/soak/soak.jsonl -seq 33 \
+//		-why "C1's window began at Lock's return (fixed in 3c40cbf)" /work/soak/histories/S17/run-002
 package main
 
 import (
@@ -18,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/zklock/zklock/reliability"
 )
@@ -25,7 +32,14 @@ import (
 func main() {
 	name := flag.String("scenario", "", "the scenario the run belongs to (S1, S17, ...)")
 	mode := flag.String("mode", "soak", "the mode it ran in: smoke, short or soak")
+	checkpoint := flag.String("checkpoint", "", "record the verdict in this soak checkpoint (soak.jsonl)")
+	seq := flag.Int("seq", 0, "with -checkpoint: the run's number (its \"seq\") in the checkpoint")
+	why := flag.String("why", "", "with -checkpoint: what was wrong with the verdict at run time")
 	flag.Parse()
+	if *checkpoint != "" && (*seq <= 0 || *why == "") {
+		fmt.Fprintln(os.Stderr, "rejudge: -checkpoint needs -seq and -why")
+		os.Exit(2)
+	}
 	if *name == "" || flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: rejudge -scenario S17 [-mode soak] <run directory>")
 		os.Exit(2)
@@ -52,6 +66,20 @@ func main() {
 	fmt.Printf("%s %s: acquisitions=%d violations=%d\n", sc.Name, flag.Arg(0), h.Acquisitions(), len(vs))
 	for _, v := range vs {
 		fmt.Printf("  %s: %s\n", v.Checker, v.Detail)
+	}
+	if *checkpoint != "" {
+		rj := reliability.Rejudgement{Seq: *seq, Scenario: sc.Name, Violations: map[string]int{},
+			Total: len(vs), Kept: []string{"C5"}, Why: *why, At: time.Now().UTC()}
+		for _, v := range vs {
+			rj.Violations[v.Checker]++
+		}
+		if len(vs) > 0 {
+			rj.Examples = vs[:min(len(vs), 10)]
+		}
+		if err := reliability.AppendRejudgement(*checkpoint, rj); err != nil {
+			fail(err)
+		}
+		fmt.Printf("recorded in %s as the verdict on run %d\n", *checkpoint, *seq)
 	}
 	if len(vs) > 0 {
 		os.Exit(1)
