@@ -1,10 +1,8 @@
 package reliability
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
 	"time"
 )
 
@@ -32,24 +30,14 @@ type Rejudgement struct {
 // with a "rejudged" field); a torn line is skipped. A missing file has
 // none.
 func ReadRejudgements(path string) ([]Rejudgement, error) {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var out []Rejudgement
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
+	err := eachLine(path, func(b []byte) {
 		var rj Rejudgement
-		if json.Unmarshal(sc.Bytes(), &rj) == nil && rj.Seq > 0 && rj.Scenario != "" {
+		if json.Unmarshal(b, &rj) == nil && rj.Seq > 0 && rj.Scenario != "" {
 			out = append(out, rj)
 		}
-	}
-	return out, sc.Err()
+	})
+	return out, err
 }
 
 // AppendRejudgement appends rj to the checkpoint file at path, after

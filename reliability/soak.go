@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"sort"
@@ -210,31 +209,37 @@ func appendLine(path string, b []byte) error {
 	return err
 }
 
-// ReadRecords reads a checkpoint file; a torn last line (a killed soak) is
-// skipped. A missing file is no records.
+// ReadRecords reads a checkpoint file's runs; a torn last line (a killed
+// soak) is skipped, as are lines that are not runs (re-judgements). A
+// missing file is no records.
 func ReadRecords(path string) ([]SoakRecord, error) {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readRecords(f)
-}
-
-func readRecords(r io.Reader) ([]SoakRecord, error) {
 	var out []SoakRecord
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
+	err := eachLine(path, func(b []byte) {
 		var rec SoakRecord
-		if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Name != "" {
+		if json.Unmarshal(b, &rec) == nil && rec.Name != "" {
 			out = append(out, rec)
 		}
+	})
+	return out, err
+}
+
+// eachLine calls f with each line of the file at path; a missing file has
+// none.
+func eachLine(path string, f func([]byte)) error {
+	file, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil
 	}
-	return out, sc.Err()
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	sc := bufio.NewScanner(file)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		f(sc.Bytes())
+	}
+	return sc.Err()
 }
 
 // SoakTotals is the soak's summary.
