@@ -15,7 +15,8 @@ import (
 
 // CheckFencing is C2's order check: in the register's acceptance log, and in
 // the order of the ZooKeeper register's accepted writes (mzxid), no accepted
-// write has a token lower than one accepted before it.
+// write has a token lower than one accepted before it (writes the store
+// forgot, lostWrites, left out).
 func CheckFencing(h *History) []Violation {
 	var out []Violation
 	maxReg := map[string]int64{}
@@ -29,8 +30,9 @@ func CheckFencing(h *History) []Violation {
 		maxReg[e.Lock] = max(maxReg[e.Lock], e.Token)
 	}
 	var zw []Event
+	lost, _ := lostWrites(h) // reported by CheckZKRegister
 	for _, e := range h.Events {
-		if e.Kind == KindZKWrite && e.OK {
+		if e.Kind == KindZKWrite && e.OK && !lost[writeKey{e.Lock, e.Ver, e.Zxid}] {
 			zw = append(zw, e)
 		}
 	}
@@ -172,11 +174,14 @@ var zkRegisterModel = porcupine.NondeterministicModel{
 // never answered counts as pending to the end) together with the suite's
 // final read must be linearizable for the fenced-register model, with
 // real-time order taken from CLOCK_MONOTONIC across processes (porcupine,
-// bounded by timeout; a search that times out is reported).
+// bounded by timeout; a search that times out is reported). Writes the
+// store forgot (lostWrites) are reported as StoreChecker findings and
+// judged as if of unknown outcome.
 func CheckZKRegister(h *History, final *FinalState, timeout time.Duration) []Violation {
 	if timeout <= 0 {
 		timeout = time.Minute
 	}
+	lost, out := lostWrites(h)
 	ops := map[string][]porcupine.Operation{}
 	answered := map[string]bool{}
 	for _, e := range h.Events {
@@ -190,7 +195,10 @@ func CheckZKRegister(h *History, final *FinalState, timeout time.Duration) []Vio
 		switch {
 		case e.Kind == KindZKWrite:
 			op = porcupine.Operation{Input: zkIn{tok: e.Token}, Call: e.T0, Output: zkOut{ok: e.OK, amb: e.Amb, ver: e.Ver}, Return: e.T}
-			if e.Amb {
+			if lost[writeKey{e.Lock, e.Ver, e.Zxid}] { // forgotten by the store: as if its outcome were unknown
+				op.Output = zkOut{amb: true}
+			}
+			if op.Output.(zkOut).amb {
 				op.Return = math.MaxInt64 / 2 // may take effect at any time after its send
 			}
 		case e.Kind == KindZKInvoke && !answered[e.HoldID()+e.Elem]: // its worker died waiting
@@ -219,7 +227,6 @@ func CheckZKRegister(h *History, final *FinalState, timeout time.Duration) []Vio
 		locks = append(locks, l)
 	}
 	sort.Strings(locks)
-	var out []Violation
 	for _, l := range locks {
 		switch res := porcupine.CheckOperationsTimeout(zkRegisterModel.ToModel(), ops[l], timeout); res {
 		case porcupine.Ok:

@@ -13,11 +13,12 @@ import (
 // such lines (they have no "name"), so a checkpoint that has them still
 // resumes, and ApplyRejudgements gives the verdicts as judged now.
 type Rejudgement struct {
-	Seq        int            `json:"rejudged"` // the Seq of the run judged again
-	Scenario   string         `json:"scenario"` // its scenario, as a check on Seq
-	Violations map[string]int `json:"violations"`
-	Total      int            `json:"violations_total"`
-	Examples   []Violation    `json:"examples,omitempty"`
+	Seq         int            `json:"rejudged"` // the Seq of the run judged again
+	Scenario    string         `json:"scenario"` // its scenario, as a check on Seq
+	Violations  map[string]int `json:"violations"`
+	Total       int            `json:"violations_total"`
+	StoreLosses int            `json:"store_losses,omitempty"` // as Result.StoreLosses
+	Examples    []Violation    `json:"examples,omitempty"`
 	// Kept names the checkers not judged again (C5 needs the servers'
 	// final state, which a kept history does not have): the run's counts
 	// at run time stand for them.
@@ -94,6 +95,7 @@ func ApplyRejudgements(recs []SoakRecord, rjs []Rejudgement) ([]SoakRecord, erro
 			}
 		}
 		out[i].Violations, out[i].Total, out[i].Examples = v, total, examples
+		out[i].StoreLosses = rj.StoreLosses
 	}
 	return out, nil
 }

@@ -245,6 +245,7 @@ func eachLine(path string, f func([]byte)) error {
 // SoakTotals is the soak's summary.
 type SoakTotals struct {
 	Runs, Acquisitions, FaultExposed, Faults, Violations int
+	StoreLosses                                          int // acknowledged writes ZooKeeper forgot (not violations)
 	Seconds                                              float64
 }
 
@@ -295,6 +296,7 @@ func Totals(recs []SoakRecord) SoakTotals {
 		t.Acquisitions += r.Acquisitions
 		t.Faults += r.Faults
 		t.Violations += r.Total
+		t.StoreLosses += r.StoreLosses
 		t.Seconds += r.Seconds
 		if r.Faults > 0 {
 			t.FaultExposed += r.Acquisitions

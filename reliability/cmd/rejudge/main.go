@@ -63,25 +63,19 @@ func main() {
 	}
 	h := reliability.Analyze(evs)
 	vs := reliability.CheckAll(h, nil, reliability.CheckConfigFor(sc))
-	fmt.Printf("%s %s: acquisitions=%d violations=%d\n", sc.Name, flag.Arg(0), h.Acquisitions(), len(vs))
+	rj := reliability.Rejudgement{Seq: *seq, Scenario: sc.Name, Kept: []string{"C5"}, Why: *why, At: time.Now().UTC()}
+	rj.Violations, rj.Total, rj.StoreLosses, rj.Examples = reliability.Tally(vs)
+	fmt.Printf("%s %s: acquisitions=%d violations=%d store_losses=%d\n", sc.Name, flag.Arg(0), h.Acquisitions(), rj.Total, rj.StoreLosses)
 	for _, v := range vs {
 		fmt.Printf("  %s: %s\n", v.Checker, v.Detail)
 	}
 	if *checkpoint != "" {
-		rj := reliability.Rejudgement{Seq: *seq, Scenario: sc.Name, Violations: map[string]int{},
-			Total: len(vs), Kept: []string{"C5"}, Why: *why, At: time.Now().UTC()}
-		for _, v := range vs {
-			rj.Violations[v.Checker]++
-		}
-		if len(vs) > 0 {
-			rj.Examples = vs[:min(len(vs), 10)]
-		}
 		if err := reliability.AppendRejudgement(*checkpoint, rj); err != nil {
 			fail(err)
 		}
 		fmt.Printf("recorded in %s as the verdict on run %d\n", *checkpoint, *seq)
 	}
-	if len(vs) > 0 {
+	if rj.Total > 0 {
 		os.Exit(1)
 	}
 }

@@ -1,7 +1,8 @@
 // Command soaksummary prints the summary of a soak from its checkpoint file
 // (soak.jsonl, one line per finished scenario run): the table per scenario,
 // then the line "soak: acquisitions=N fault_exposed=M faults=F violations=V
-// upper95=X". A run judged again later (cmd/rejudge -checkpoint) counts with
+// upper95=X", and a line for each run in which ZooKeeper forgot acknowledged
+// writes (reliability.StoreChecker). A run judged again later (cmd/rejudge -checkpoint) counts with
 // its later verdict; each such run is listed after the line, with its
 // verdict at run time. It works on a finished, a running or a killed soak
 // alike, and exits 1 if any scenario run has a violation or an error.
@@ -38,6 +39,12 @@ func main() {
 	}
 	fmt.Print(reliability.SoakTable(judged))
 	fmt.Println(reliability.SummaryLine(judged))
+	for _, r := range judged {
+		if r.StoreLosses > 0 && r.Negative == "" {
+			fmt.Printf("store: run %d (%s): ZooKeeper forgot %d acknowledged writes (not counted as violations; see its %s findings)\n",
+				r.Seq, r.Name, r.StoreLosses, reliability.StoreChecker)
+		}
+	}
 	if len(rjs) > 0 {
 		then, now := map[int]map[string]int{}, map[int]map[string]int{}
 		for i := range recs {
