@@ -66,19 +66,22 @@ func lostWrites(h *History) (map[writeKey]bool, []Violation) {
 
 // Tally sums a run's findings: violations per checker and their total, the
 // store's findings apart (StoreChecker: not in the map or the total), and
-// the first ten of all as examples.
+// ten examples, violations first.
 func Tally(vs []Violation) (violations map[string]int, total, storeLosses int, examples []Violation) {
 	violations = map[string]int{}
+	var store []Violation
 	for _, v := range vs {
 		if v.Checker == StoreChecker {
 			storeLosses++
-		} else {
-			violations[v.Checker]++
-			total++
+			store = append(store, v)
+			continue
 		}
+		violations[v.Checker]++
+		total++
 		if len(examples) < 10 {
 			examples = append(examples, v)
 		}
 	}
+	examples = append(examples, store[:min(len(store), 10-len(examples))]...)
 	return violations, total, storeLosses, examples
 }

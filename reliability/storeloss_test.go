@@ -67,3 +67,18 @@ func TestC2NoStoreFindingWithoutRepeatedVersion(t *testing.T) {
 	_, total, store, _ := Tally(vs)
 	require.Equal(t, [2]int{1, 0}, [2]int{total, store})
 }
+
+// Tally counts the store's findings apart and lists violations first among
+// its ten examples.
+func TestTallyPutsViolationsFirst(t *testing.T) {
+	var vs []Violation
+	for range 12 {
+		vs = append(vs, Violation{Checker: StoreChecker})
+	}
+	vs = append(vs, Violation{Checker: "C2"}, Violation{Checker: "C1"})
+	viol, total, store, examples := Tally(vs)
+	require.Equal(t, map[string]int{"C1": 1, "C2": 1}, viol)
+	require.Equal(t, [2]int{2, 12}, [2]int{total, store})
+	require.Len(t, examples, 10)
+	require.Equal(t, []string{"C2", "C1", StoreChecker}, []string{examples[0].Checker, examples[1].Checker, examples[2].Checker})
+}

@@ -82,7 +82,7 @@ func seeAt(r Result, i int) string {
 // judge logs a run's result and fails t if the run violated a checker (a
 // negative control: if it did not), reported errors or acquired nothing.
 func judge(t *testing.T, name string, sc *Scenario, r Result) {
-	t.Logf("%s: acquisitions=%d faults=%d violations=%v p99=%.1fms errors=%v", name, r.Acquisitions, r.Faults, r.Violations, r.P99AcquireMs, r.Errors)
+	t.Logf("%s: acquisitions=%d faults=%d violations=%v store_losses=%d p99=%.1fms errors=%v", name, r.Acquisitions, r.Faults, r.Violations, r.StoreLosses, r.P99AcquireMs, r.Errors)
 	for i, v := range r.Examples {
 		t.Logf("  %s: %s (see %s)", v.Checker, v.Detail, seeAt(r, i))
 	}
@@ -91,7 +91,7 @@ func judge(t *testing.T, name string, sc *Scenario, r Result) {
 	case sc.Negative != "" && r.Total == 0:
 		t.Errorf("negative %s: missed (see %s)", sc.Negative, r.Timeline)
 	case sc.Negative == "" && r.Total > 0:
-		t.Errorf("%s: %d violations, first: %s: %s (see %s)", name, r.Total, r.Examples[0].Checker, r.Examples[0].Detail, seeAt(r, 0))
+		t.Errorf("%s: %d violations, first: %s: %s (see %s)", name, r.Total, r.Examples[0].Checker, r.Examples[0].Detail, seeAt(r, 0)) // Tally lists violations first
 	}
 	if len(r.Errors) > 0 && sc.Negative == "" {
 		t.Errorf("%s: %v", name, r.Errors)
