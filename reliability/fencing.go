@@ -231,10 +231,51 @@ func CheckZKRegister(h *History, final *FinalState, timeout time.Duration) []Vio
 		switch res := porcupine.CheckOperationsTimeout(zkRegisterModel.ToModel(), ops[l], timeout); res {
 		case porcupine.Ok:
 		case porcupine.Illegal:
-			out = append(out, Violation{"C2", fmt.Sprintf("zk register of %s: %d writes not linearizable as a fenced register", l, len(ops[l])), 0, 0})
+			from, to := unlinearizable(ops[l], timeout)
+			out = append(out, Violation{"C2", fmt.Sprintf("zk register of %s: %d writes not linearizable as a fenced register", l, len(ops[l])), from, to})
 		default:
 			out = append(out, Violation{"C2", fmt.Sprintf("zk register of %s: linearizability check %s after %v", l, res, timeout), 0, 0})
 		}
 	}
 	return out
+}
+
+// unlinearizable returns the window of the first operation of an illegal
+// history that no longest linearizable prefix porcupine found could take:
+// from its call to its answer (a second after its call if it was never
+// answered), or 0, 0 if the search, run again to find it, ends otherwise.
+func unlinearizable(ops []porcupine.Operation, timeout time.Duration) (from, to int64) {
+	res, info := porcupine.CheckOperationsVerbose(zkRegisterModel.ToModel(), ops, timeout)
+	if res != porcupine.Illegal {
+		return 0, 0
+	}
+	placed := map[int]bool{}
+	best := 0
+	for _, part := range info.PartialLinearizations() {
+		for _, lin := range part {
+			if len(lin) < best {
+				continue
+			}
+			if len(lin) > best {
+				best, placed = len(lin), map[int]bool{}
+			}
+			for _, id := range lin {
+				placed[id] = true
+			}
+		}
+	}
+	first := -1
+	for i, op := range ops {
+		if !placed[i] && (first < 0 || op.Call < ops[first].Call) {
+			first = i
+		}
+	}
+	if first < 0 {
+		return 0, 0
+	}
+	from, to = ops[first].Call, ops[first].Return
+	if to >= math.MaxInt64/2 {
+		to = from + int64(time.Second)
+	}
+	return from, to
 }

@@ -56,6 +56,16 @@ func finalRead(ver int32, data string) *FinalState {
 	return &FinalState{Registers: map[string]RegisterRead{L: {T0: 100e6, T: 101e6, Ver: ver, Data: data}}}
 }
 
+// An illegal register history names the window of the first write no
+// linearizable prefix could take: here the write that skipped a version.
+func TestC2ZKRegisterNamesTheWindow(t *testing.T) {
+	h := &hist{}
+	h.zkw(1, 1, 2, 10, true, false, 1).zkw(2, 3, 4, 20, true, false, 2).zkw(3, 5, 6, 30, true, false, 4).zkw(4, 7, 8, 40, true, false, 5)
+	v := CheckZKRegister(Analyze(*h), nil, 0)
+	only(t, v, "C2")
+	require.Equal(t, [2]int64{5e6, 6e6}, [2]int64{v[0].From, v[0].To})
+}
+
 func TestC2ZKRegisterLinearizable(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -83,6 +93,7 @@ func TestC2ZKRegisterLinearizable(t *testing.T) {
 			v := CheckZKRegister(Analyze(*h), tc.final, 0)
 			if tc.bad {
 				only(t, v, "C2")
+				require.NotZero(t, v[0].To, "the failure names a window: %+v", v[0])
 			} else {
 				require.Empty(t, v)
 			}

@@ -67,7 +67,7 @@ func main() {
 	rj.Violations, rj.Total, rj.StoreLosses, rj.Examples = reliability.Tally(vs)
 	fmt.Printf("%s %s: acquisitions=%d violations=%d store_losses=%d\n", sc.Name, flag.Arg(0), h.Acquisitions(), rj.Total, rj.StoreLosses)
 	for _, v := range vs {
-		fmt.Printf("  %s: %s\n", v.Checker, v.Detail)
+		fmt.Printf("  %s: %s (see %s)\n", v.Checker, v.Detail, h.See(flag.Arg(0), v))
 	}
 	if *checkpoint != "" {
 		if err := reliability.AppendRejudgement(*checkpoint, rj); err != nil {
