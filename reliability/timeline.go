@@ -763,11 +763,16 @@ func WriteTimeline(dir, name, title string, h *History, vs []Violation) (string,
 		}
 	}
 	fmt.Fprintf(&b, "<p>%s of history; %d acquisitions, %d losses, %d faults, %d workers; ", c.sec(tl.t1), len(h.Acqs), losses, len(h.Faults), len(tl.workers))
-	if len(vs) == 0 {
-		b.WriteString(`<span class="ok">C1–C7: no violation</span></p>` + "\n")
+	_, total, store, _ := Tally(vs)
+	if total == 0 {
+		b.WriteString(`<span class="ok">C1–C7: no violation</span>`)
 	} else {
-		fmt.Fprintf(&b, `<span class="viol-text">%d violations</span></p>`+"\n", len(vs))
+		fmt.Fprintf(&b, `<span class="viol-text">%d violations</span>`, total)
 	}
+	if store > 0 {
+		fmt.Fprintf(&b, `; <span class="viol-text">acknowledged writes ZooKeeper forgot: %d (%s: the store's failure, not the lock's)</span>`, store, StoreChecker)
+	}
+	b.WriteString("</p>\n")
 	b.WriteString("<h2>Overview</h2>\n<p>Each row is a worker process, darker where more of its clients held a lock; click a page strip (bottom) to see every hold of that window, or a red window to see its violation.</p>\n")
 	c.overview(pages)
 	if len(vs) > 0 {
@@ -815,6 +820,9 @@ func WriteIndex(dir, heading string, rs []Result) error {
 				}
 			}
 			v = fmt.Sprintf(`<span class="viol-text">%d (%s)</span>`, r.Total, strings.Join(cs, " "))
+		}
+		if r.StoreLosses > 0 {
+			v += fmt.Sprintf(`; <span class="viol-text">%s=%d</span>`, StoreChecker, r.StoreLosses)
 		}
 		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%s</td><td>%.0f</td><td>%s</td></tr>\n",
 			esc(name), esc(r.Title), r.Acquisitions, r.Faults, r.Losses, v, r.Seconds, link)

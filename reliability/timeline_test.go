@@ -102,6 +102,18 @@ func TestTimelineDrawsEveryHold(t *testing.T) {
 	require.Contains(t, main, "w1/1/1 (token 100) still held when w2/1/1 (token 200) acquired")
 	require.Contains(t, main, `stroke="#e00"`)                   // drawn in red
 	require.Contains(t, main, "hand-made &lt;history&gt; &amp;") // escaped
+	require.Contains(t, main, ">1 violations<")
+	require.NotContains(t, main, "forgot")
+
+	// A store finding is drawn and named, but not counted as a violation.
+	store := Violation{StoreChecker, "zk register of lock-0: ZooKeeper forgot an acknowledged write", hist.Start() + 300e6, hist.Start() + 350e6}
+	_, err = WriteTimeline(dir, "T1", "store", hist, []Violation{store})
+	require.NoError(t, err)
+	b, err = os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(b), "C1–C7: no violation")
+	require.Contains(t, string(b), "acknowledged writes ZooKeeper forgot: 1")
+	require.Contains(t, string(b), "ZooKeeper forgot an acknowledged write") // its window, listed
 	page, err := os.ReadFile(filepath.Join(dir, "timeline-001.html"))
 	require.NoError(t, err)
 	require.Contains(t, string(page), `class="loss"`)
