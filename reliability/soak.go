@@ -312,6 +312,19 @@ func SummaryLine(recs []SoakRecord) string {
 		t.Acquisitions, t.FaultExposed, t.Faults, t.Violations, Upper95(t.FaultExposed, t.Violations))
 }
 
+// StoreLines says, one line a run, in which runs ZooKeeper forgot
+// acknowledged writes (StoreChecker findings, not counted as violations).
+func StoreLines(recs []SoakRecord) []string {
+	var out []string
+	for _, r := range recs {
+		if r.StoreLosses > 0 && r.Negative == "" {
+			out = append(out, fmt.Sprintf("store: run %d (%s): ZooKeeper forgot %d acknowledged writes (not counted as violations; see its %s findings)",
+				r.Seq, r.Name, r.StoreLosses, StoreChecker))
+		}
+	}
+	return out
+}
+
 // SoakTable renders one row per scenario: its runs, time, acquisitions,
 // fault-exposed acquisitions, faults, losses, violations per checker, the
 // worst p99 acquire latency and recovery.

@@ -38,6 +38,13 @@ func runSoak(t *testing.T, scs []*Scenario) {
 		t.Fatal(err)
 	}
 	k.Resume(recs)
+	rjs, err := ReadRejudgements(path)
+	if err == nil {
+		recs, err = ApplyRejudgements(recs, rjs) // the summaries count re-judged runs with their later verdicts
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("soak: budget %v, scale %.3f, %d runs already in %s (%v spent)", budget, k.Scale, len(recs), path, k.Spent().Round(time.Second))
 	for _, sc := range k.Scenarios() {
 		t.Logf("  %-4s %v", sc.Name, sc.Duration)
@@ -75,6 +82,9 @@ func runSoak(t *testing.T, scs []*Scenario) {
 		t.Logf("%s (round %d): %v spent of %v; %s", name, round, k.Spent().Round(time.Second), budget, SummaryLine(recs))
 	}
 	table, line := SoakTable(recs), SummaryLine(recs)
+	for _, l := range StoreLines(recs) {
+		line += "\n" + l
+	}
 	t.Logf("\n%s%s", table, line)
 	if err := os.WriteFile(filepath.Join(out, "soak-summary.txt"), []byte(table+line+"\n"), 0o644); err != nil {
 		t.Error(err)

@@ -39,11 +39,8 @@ func main() {
 	}
 	fmt.Print(reliability.SoakTable(judged))
 	fmt.Println(reliability.SummaryLine(judged))
-	for _, r := range judged {
-		if r.StoreLosses > 0 && r.Negative == "" {
-			fmt.Printf("store: run %d (%s): ZooKeeper forgot %d acknowledged writes (not counted as violations; see its %s findings)\n",
-				r.Seq, r.Name, r.StoreLosses, reliability.StoreChecker)
-		}
+	for _, l := range reliability.StoreLines(judged) {
+		fmt.Println(l)
 	}
 	if len(rjs) > 0 {
 		then, now := map[int]map[string]int{}, map[int]map[string]int{}
