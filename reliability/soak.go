@@ -318,8 +318,12 @@ func StoreLines(recs []SoakRecord) []string {
 	var out []string
 	for _, r := range recs {
 		if r.StoreLosses > 0 && r.Negative == "" {
-			out = append(out, fmt.Sprintf("store: run %d (%s): ZooKeeper forgot %d acknowledged writes (not counted as violations; see its %s findings)",
-				r.Seq, r.Name, r.StoreLosses, StoreChecker))
+			plural := "s"
+			if r.StoreLosses == 1 {
+				plural = ""
+			}
+			out = append(out, fmt.Sprintf("store: run %d (%s): ZooKeeper forgot %d acknowledged write%s (not counted as violations; see its %s findings)",
+				r.Seq, r.Name, r.StoreLosses, plural, StoreChecker))
 		}
 	}
 	return out
