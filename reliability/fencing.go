@@ -30,9 +30,8 @@ func CheckFencing(h *History) []Violation {
 		maxReg[e.Lock] = max(maxReg[e.Lock], e.Token)
 	}
 	var zw []Event
-	lost, _ := lostWrites(h) // reported by CheckZKRegister
 	for _, e := range h.Events {
-		if e.Kind == KindZKWrite && e.OK && !lost[writeKey{e.Lock, e.Ver, e.Zxid}] {
+		if e.Kind == KindZKWrite && e.OK && !h.forgotten[keyOf(e)] { // reported by CheckZKRegister
 			zw = append(zw, e)
 		}
 	}
@@ -181,7 +180,7 @@ func CheckZKRegister(h *History, final *FinalState, timeout time.Duration) []Vio
 	if timeout <= 0 {
 		timeout = time.Minute
 	}
-	lost, out := lostWrites(h)
+	out := append([]Violation(nil), h.forgottenFinds...)
 	ops := map[string][]porcupine.Operation{}
 	answered := map[string]bool{}
 	for _, e := range h.Events {
@@ -194,11 +193,12 @@ func CheckZKRegister(h *History, final *FinalState, timeout time.Duration) []Vio
 		var op porcupine.Operation
 		switch {
 		case e.Kind == KindZKWrite:
-			op = porcupine.Operation{Input: zkIn{tok: e.Token}, Call: e.T0, Output: zkOut{ok: e.OK, amb: e.Amb, ver: e.Ver}, Return: e.T}
-			if lost[writeKey{e.Lock, e.Ver, e.Zxid}] { // forgotten by the store: as if its outcome were unknown
-				op.Output = zkOut{amb: true}
+			res := zkOut{ok: e.OK, amb: e.Amb, ver: e.Ver}
+			if h.forgotten[keyOf(e)] { // forgotten by the store: as if its outcome were unknown
+				res = zkOut{amb: true}
 			}
-			if op.Output.(zkOut).amb {
+			op = porcupine.Operation{Input: zkIn{tok: e.Token}, Call: e.T0, Output: res, Return: e.T}
+			if res.amb {
 				op.Return = math.MaxInt64 / 2 // may take effect at any time after its send
 			}
 		case e.Kind == KindZKInvoke && !answered[e.HoldID()+e.Elem]: // its worker died waiting

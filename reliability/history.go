@@ -43,6 +43,10 @@ type History struct {
 	Invokes map[string]Event // hold id -> invoke
 	Outcome map[string]Event // hold id -> ok or fail
 	kills   map[string]int64 // worker -> when its process was SIGKILLed
+	// forgotten: the acknowledged ZooKeeper-register writes the store undid,
+	// and the StoreChecker findings that name them (lostWrites).
+	forgotten      map[writeKey]bool
+	forgottenFinds []Violation
 }
 
 // Analyze builds a History from events (sorted here).
@@ -100,6 +104,7 @@ func Analyze(evs []Event) *History {
 			a.End, a.Killed = kt, true
 		}
 	}
+	h.forgotten, h.forgottenFinds = lostWrites(evs)
 	return h
 }
 

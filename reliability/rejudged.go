@@ -3,6 +3,7 @@ package reliability
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 )
 
@@ -78,21 +79,22 @@ func ApplyRejudgements(recs []SoakRecord, rjs []Rejudgement) ([]SoakRecord, erro
 		if out[i].Name != rj.Scenario {
 			return nil, fmt.Errorf("reliability: re-judgement of run %d names %s, but that run is %s", rj.Seq, rj.Scenario, out[i].Name)
 		}
-		v := map[string]int{}
-		total := 0
-		for c, n := range rj.Violations {
-			v[c] = n
-			total += n
+		v := maps.Clone(rj.Violations)
+		if v == nil {
+			v = map[string]int{}
 		}
 		examples := append([]Violation(nil), rj.Examples...)
 		for _, c := range rj.Kept {
-			total += out[i].Violations[c] - v[c]
 			v[c] = out[i].Violations[c]
 			for _, x := range out[i].Examples {
 				if x.Checker == c {
 					examples = append(examples, x)
 				}
 			}
+		}
+		total := 0
+		for _, n := range v {
+			total += n
 		}
 		out[i].Violations, out[i].Total, out[i].Examples = v, total, examples
 		out[i].StoreLosses = rj.StoreLosses

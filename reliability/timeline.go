@@ -813,13 +813,7 @@ func WriteIndex(dir, heading string, rs []Result) error {
 		}
 		v := `<span class="ok">0</span>`
 		if r.Total > 0 {
-			var cs []string
-			for _, c := range Checkers {
-				if r.Violations[c] > 0 {
-					cs = append(cs, fmt.Sprintf("%s=%d", c, r.Violations[c]))
-				}
-			}
-			v = fmt.Sprintf(`<span class="viol-text">%d (%s)</span>`, r.Total, strings.Join(cs, " "))
+			v = fmt.Sprintf(`<span class="viol-text">%d (%s)</span>`, r.Total, PerChecker(r.Violations))
 		}
 		if r.StoreLosses > 0 {
 			v += fmt.Sprintf(`; <span class="viol-text">%s=%d</span>`, StoreChecker, r.StoreLosses)

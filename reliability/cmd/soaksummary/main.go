@@ -11,8 +11,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"sort"
-	"strings"
 
 	"github.com/zklock/zklock/reliability"
 )
@@ -43,13 +41,14 @@ func main() {
 		fmt.Println(l)
 	}
 	if len(rjs) > 0 {
-		then, now := map[int]map[string]int{}, map[int]map[string]int{}
-		for i := range recs {
-			then[recs[i].Seq], now[judged[i].Seq] = recs[i].Violations, judged[i].Violations
+		at := map[int]int{} // seq -> index in recs and judged alike
+		for i, r := range recs {
+			at[r.Seq] = i
 		}
 		for _, rj := range rjs {
+			i := at[rj.Seq]
 			fmt.Printf("re-judged: run %d (%s): %s at run time, %s now: %s\n", rj.Seq, rj.Scenario,
-				verdict(then[rj.Seq]), verdict(now[rj.Seq]), rj.Why)
+				verdict(recs[i].Violations), verdict(judged[i].Violations), rj.Why)
 		}
 		fmt.Println("at run time:", reliability.SummaryLine(recs))
 	}
@@ -62,17 +61,10 @@ func main() {
 
 // verdict renders a run's violations per checker ("C1=1"), or "0".
 func verdict(v map[string]int) string {
-	var parts []string
-	for c, n := range v {
-		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%s=%d", c, n))
-		}
+	if s := reliability.PerChecker(v); s != "" {
+		return s
 	}
-	if len(parts) == 0 {
-		return "0"
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, " ")
+	return "0"
 }
 
 func fail(err error) {
