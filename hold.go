@@ -97,7 +97,7 @@ func (s *Session) newHold(ctx context.Context, q *queue, e *entry, start time.Ti
 
 // reenter returns a new Hold on the acquisition that ctx carries for key,
 // or nil if ctx carries none.
-func reenter(ctx context.Context, key holdKey) (*Hold, error) {
+func reenter(ctx context.Context, key any) (*Hold, error) {
 	h, ok := ctx.Value(key).(*hold)
 	if !ok {
 		return nil, nil

@@ -74,6 +74,7 @@ func NewRWLock(s *Session, path string, opts ...Option) (*RWLock, error) {
 	}
 	wq := rq
 	wq.mark = markWrite
+	wq.rekey()
 	rq.read = true
 	wq.decide = exclusive
 	// jump stays false on both halves: see the RWLock doc on relisting.

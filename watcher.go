@@ -4,14 +4,14 @@ package zklock
 // says when a node holds; the engine does the rest, the same way for all:
 // create a protected node (create.go) with the first listing pipelined
 // behind it (pipeline.go), decide by the rule, wait for the one node (or,
-// for a semaphore's leases, the one directory) the rule names, and register
-// the hold (hold.go). Every failure deletes the node it created (delete.go).
+// for a semaphore's leases, the one directory) the rule names (wait.go),
+// and register the hold (hold.go). Every failure deletes the node it
+// created (delete.go).
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -63,6 +63,11 @@ type queue struct {
 	// makes, instead of their node's czxid: a downgraded read hold keeps
 	// its write hold's token, so every later holder's token stays greater.
 	token int64
+
+	// boxedKey is key() as an interface, made once: boxing it for each
+	// acquire's ctx.Value would allocate on the caller's stack-tight path
+	// (wait.go).
+	boxedKey any
 }
 
 // entry is our node in the queue.
@@ -89,7 +94,9 @@ func newQueue(s *Session, lockPath, dir, mark string, decide rule, opts []Option
 	if err := checkRequestSize(dir, cfg.data, cfg.acl); err != nil {
 		return queue{}, err
 	}
-	return queue{s: s, path: lockPath, dir: dir, mark: mark, decide: decide, cfg: cfg}, nil
+	q := queue{s: s, path: lockPath, dir: dir, mark: mark, decide: decide, cfg: cfg}
+	q.rekey()
+	return q, nil
 }
 
 // tryOnly returns a copy of q that never waits.
@@ -123,10 +130,9 @@ func (q *queue) reenterOrAcquire(ctx context.Context) (*Hold, error) {
 // reenterOrProbe returns the hold ctx carries for this queue, or the error
 // that ends the acquire before it writes anything (a try's ErrLocked), or
 // (nil, nil) to go on. It returns before acquire starts, so that a waiting
-// goroutine's stack holds as few frames as possible: at most 2 KiB in use
-// lets the runtime halve an 8 KiB stack.
+// goroutine's stack holds as few frames as possible (see wait.go).
 func (q *queue) reenterOrProbe(ctx context.Context) (*Hold, error) {
-	if h, err := reenter(ctx, q.key()); h != nil || err != nil {
+	if h, err := reenter(ctx, q.boxedKey); h != nil || err != nil {
 		return h, err
 	}
 	return nil, q.probe(ctx)
@@ -148,71 +154,8 @@ func (q *queue) probe(ctx context.Context) error {
 // key identifies this queue's holds within the session, for re-entry.
 func (q *queue) key() holdKey { return holdKey{q.s, q.dir, q.mark} }
 
-// acquire queues a node and waits until it holds, ctx ends, or the session
-// expires, then returns the registered hold. Every failure deletes the node
-// it created (in the background if the connection is down).
-func (q *queue) acquire(ctx context.Context) (_ *Hold, err error) {
-	start := time.Now()
-	if err := q.s.waitReady(ctx); err != nil {
-		return nil, err
-	}
-	e, err := q.create(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { e.first.take() }() // wait normally has; never leave its goroutine behind
-	defer func() {
-		// A node that is gone, or someone else's, is not ours to delete.
-		if err != nil && !errors.Is(err, ErrNodeGone) {
-			q.s.abandon(e.node(), e.sid)
-		}
-	}()
-	if e.stat != nil {
-		err = q.wait(ctx, e)
-	} else {
-		err = q.waitWithToken(ctx, e)
-	}
-	if err != nil {
-		return nil, err
-	}
-	h, err := q.s.newHold(ctx, q, e, start)
-	if err != nil {
-		return nil, err
-	}
-	if q.confirm {
-		if err := q.s.confirm(ctx, h.h); err != nil {
-			return nil, err
-		}
-	}
-	return h, nil
-}
-
-// waitWithToken is wait for an entry without its token (e.stat is nil): a
-// node adopted after a lost create reply. The token is read alongside the
-// first listing, so it adds no round trip.
-func (q *queue) waitWithToken(ctx context.Context, e *entry) error {
-	type statResult struct {
-		stat *zk.Stat
-		err  error
-	}
-	statc := make(chan statResult, 1)
-	go func() {
-		stat, err := q.s.stat(ctx, e.node())
-		statc <- statResult{stat, err}
-	}()
-	werr := q.wait(ctx, e)
-	r := <-statc
-	switch {
-	case werr != nil:
-		return werr
-	case errors.Is(r.err, zk.ErrNoNode) || r.err == nil && r.stat.EphemeralOwner != e.sid:
-		return fmt.Errorf("%w: %s", ErrNodeGone, e.node())
-	case r.err != nil:
-		return fmt.Errorf("zklock: read %s: %w", e.node(), r.err)
-	}
-	e.stat = r.stat
-	return nil
-}
+// rekey sets boxedKey; whoever changes s, dir or mark calls it.
+func (q *queue) rekey() { q.boxedKey = q.key() }
 
 // contenders orders a listing for the rule; with countAll, children that
 // are not contenders come first, as holders.
@@ -250,215 +193,4 @@ func (q *queue) wouldWait(ctx context.Context) error {
 		return ErrLocked
 	}
 	return nil
-}
-
-// wait lists the queue until our node holds, waiting on one node (or the
-// directory) at a time.
-func (q *queue) wait(ctx context.Context, e *entry) error {
-	for attempt := 0; ; {
-		m, p, err := q.next(ctx, e, &attempt)
-		var held bool
-		switch m {
-		case moveHold:
-			return err
-		case moveRelist:
-			continue
-		case moveWatchQueue:
-			held, err = q.watchQueue(ctx, e)
-		default:
-			held, err = q.watch(ctx, e, p, m == moveJump)
-		}
-		if err != nil || held {
-			return err
-		}
-	}
-}
-
-// move is what wait does after a listing.
-type move uint8
-
-const (
-	moveHold       move = iota // return: our node holds, or the error ends the wait
-	moveRelist                 // list again
-	moveWatch                  // watch the node ahead
-	moveJump                   // watch the node ahead, and hold once it goes
-	moveWatchQueue             // watch the directory
-)
-
-// next lists e's directory and decides wait's next move; p is the node to
-// watch. It is apart from wait so that a waiting goroutine's stack holds
-// neither the listing nor its temporaries: at most 2 KiB in use lets the
-// runtime halve an 8 KiB stack.
-func (q *queue) next(ctx context.Context, e *entry, attempt *int) (_ move, p string, _ error) {
-	state, sid, _ := q.s.snapshot()
-	switch {
-	case state == StateClosed:
-		return moveHold, "", ErrClosed
-	case state == StateExpired || sid != e.sid:
-		return moveHold, "", ErrSessionExpired
-	}
-	children, err := q.listing(ctx, e)
-	if err != nil && ctx.Err() != nil {
-		return moveHold, "", context.Cause(ctx)
-	}
-	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		if err := q.listFailed(ctx, e.dir, err, attempt); err != nil {
-			return moveHold, "", err
-		}
-		return moveRelist, "", nil
-	}
-	cs := q.contenders(children)
-	ours := indexOf(cs, e.name)
-	if ours < 0 {
-		if _, now, _ := q.s.snapshot(); now != e.sid {
-			return moveHold, "", ErrSessionExpired
-		}
-		return moveHold, "", fmt.Errorf("%w: %s", ErrNodeGone, e.node())
-	}
-	holds, w := q.decide(cs, ours)
-	switch {
-	case holds:
-		return moveHold, "", nil
-	case q.try:
-		return moveHold, "", ErrLocked
-	case w == watchQueue:
-		return moveWatchQueue, "", nil
-	case q.jump && (w == 0 && ours == 1 || negTrustWatch): // negTrustWatch: test-only (negative_off.go)
-		return moveJump, e.dir + "/" + cs[w].name, nil
-	}
-	return moveWatch, e.dir + "/" + cs[w].name, nil
-}
-
-// watch waits for the node at p to go. It returns true when that makes our
-// node the holder (the jump rule, or a handoff within the session), false
-// when the queue must be listed again (the node went, a watch was lost, the
-// session changed).
-func (q *queue) watch(ctx context.Context, e *entry, p string, jump bool) (bool, error) {
-	var local *handoff
-	if q.jump {
-		local = q.s.awaitHandoff(p)
-		defer q.s.dropHandoff(p)
-	}
-	for {
-		ch, changed, w := q.arm(ctx, p)
-		if w == armed {
-			w = q.await(ctx, local, ch, changed)
-		}
-		switch w {
-		case wokeRearm:
-			continue
-		case wokeHandedOff:
-			return q.jumped(e, true), nil
-		case wokeGone:
-			return q.jumped(e, jump || local.handedOff()), nil
-		case wokeDone:
-			return false, context.Cause(ctx)
-		default:
-			return false, nil
-		}
-	}
-}
-
-// woke is what ended a wait on a watched node.
-type woke uint8
-
-const (
-	armed         woke = iota // the watch is set
-	wokeGone                  // the node went
-	wokeHandedOff             // its holder, of our session, handed off to us
-	wokeRearm                 // it changed: watch it again
-	wokeRelist                // a watch was lost or the session changed: list again
-	wokeDone                  // ctx ended
-)
-
-// arm sets the data watch on p. It is apart from watch, as await is, so
-// that a waiting goroutine's stack holds none of its temporaries: at most
-// 2 KiB in use lets the runtime halve an 8 KiB stack.
-func (q *queue) arm(ctx context.Context, p string) (<-chan zk.Event, <-chan struct{}, woke) {
-	_, _, changed := q.s.snapshot()
-	_, _, ch, err := q.s.readWatch(ctx, p)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return nil, nil, wokeDone
-	case errors.Is(err, zk.ErrNoNode):
-		return nil, nil, wokeGone
-	case err != nil:
-		return nil, nil, wokeRelist // listing again reports or retries the error
-	}
-	return ch, changed, armed
-}
-
-// await waits on the watch arm set, the session's state and ctx.
-func (q *queue) await(ctx context.Context, local *handoff, ch <-chan zk.Event, changed <-chan struct{}) woke {
-	for {
-		select {
-		case <-local.done():
-			return wokeHandedOff
-		case ev := <-ch:
-			switch ev.Type {
-			case zk.EventNodeDeleted:
-				return wokeGone
-			case zk.EventNodeDataChanged, zk.EventNodeCreated:
-				return wokeRearm
-			default:
-				return wokeRelist
-			}
-		case <-changed:
-			var state State
-			state, _, changed = q.s.snapshot()
-			if state != StateSuspended {
-				// Reconnected (go-zookeeper may have failed to re-arm
-				// our watch), expired or closed: list again.
-				return wokeRelist
-			}
-		case <-ctx.Done():
-			return wokeDone
-		}
-	}
-}
-
-// watchQueue lists the directory with a children watch and reports whether
-// our node holds by that listing; if not, it waits for the directory to
-// change, for the session to change, or for ctx. One waiter at a time waits
-// this way on a directory (a semaphore's leases are waited for under its
-// internal lock), so the watch wakes no herd.
-func (q *queue) watchQueue(ctx context.Context, e *entry) (bool, error) {
-	_, _, changed := q.s.snapshot()
-	children, ch, err := q.s.listWatch(ctx, e.dir)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return false, context.Cause(ctx)
-	case err != nil:
-		return false, nil // listing again reports or retries the error
-	}
-	cs := q.contenders(children)
-	if ours := indexOf(cs, e.name); ours >= 0 {
-		if holds, _ := q.decide(cs, ours); holds {
-			return true, nil
-		}
-	}
-	for {
-		select {
-		case <-ch:
-			return false, nil
-		case <-changed:
-			var state State
-			state, _, changed = q.s.snapshot()
-			if state != StateSuspended {
-				return false, nil // go-zookeeper re-arms the watch on reconnect; list again anyway
-			}
-		case <-ctx.Done():
-			return false, context.Cause(ctx)
-		}
-	}
-}
-
-// jumped applies the jump rule once the watched node went, provided our
-// session is still the one that created our node.
-func (q *queue) jumped(e *entry, jump bool) bool {
-	if !jump {
-		return false
-	}
-	state, sid, _ := q.s.snapshot()
-	return state != StateExpired && state != StateClosed && sid == e.sid
 }

@@ -169,23 +169,23 @@ func (r *Report) Print(w io.Writer) {
 	}
 	_ = tw.Flush()
 
-	fmt.Fprintf(w, "\ncost in this process (Go only): heap allocations per uncontended acquire+release; heap+stack per waiting goroutine at the largest herd\n")
+	fmt.Fprintf(w, "\ncost in this process (Go only): heap allocations per uncontended acquire+release; heap+stack per waiting goroutine at the largest herd, its first run and the same herd again\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target\tallocs/cycle\tbytes/waiter\t")
+	fmt.Fprintln(tw, "target\tallocs/cycle\tbytes/waiter\tagain\t")
 	largest := slices.Max(append([]int{0}, r.Config.Herd...))
 	for _, t := range r.targets() {
-		var allocs, heap float64
+		var allocs, heap, again float64
 		var okA, okH bool
 		for _, rec := range recs {
 			if rec.Target == t && rec.Measure == measureAllocs {
 				allocs, okA = rec.AllocsPerCycle, true
 			}
 			if rec.Target == t && rec.Measure == measureHerd && rec.Waiters == largest && rec.HeapPerWaiter != 0 {
-				heap, okH = rec.HeapPerWaiter, true
+				heap, again, okH = rec.HeapPerWaiter, rec.HeapPerWaiterAgain, true
 			}
 		}
 		if okA || okH {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t\n", t, num(allocs, okA, "%.1f"), num(heap, okH, "%.0f"))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", t, num(allocs, okA, "%.1f"), num(heap, okH, "%.0f"), num(again, okH && again != 0, "%.0f"))
 		}
 	}
 	_ = tw.Flush()
@@ -213,7 +213,8 @@ var goals = []struct {
 }
 
 // heapGoal is the heap+stack per waiting goroutine goal (go-zookeeper's
-// figure at the last measurement), in bytes.
+// figure when the goal was set), in bytes; zklock must also be at most
+// go-zookeeper's figure of the same run.
 const heapGoal = 4500
 
 func mark(ok bool) string {
@@ -228,7 +229,7 @@ func (r *Report) printGoals(w io.Writer) {
 		v, ok := r.Ratios[g.key]
 		fmt.Fprintf(w, "goal %-44s >= %.2f: %s (%.2f)\n", g.key, g.min, mark(ok && v >= g.min), v)
 	}
-	var lo, hi, heap float64
+	var lo, hi, heap, again float64
 	var okLo, okHi bool
 	nLo, nHi := 0, 0
 	if len(r.Config.Herd) > 0 {
@@ -243,14 +244,22 @@ func (r *Report) printGoals(w io.Writer) {
 		}
 		if rec.Waiters == nHi {
 			hi, okHi = rec.RequestsPerHandoff, true
-			heap = rec.HeapPerWaiter
+			heap, again = rec.HeapPerWaiter, rec.HeapPerWaiterAgain
+		}
+	}
+	var gozk, gozkAgain float64
+	for _, rec := range r.Records {
+		if rec.Target == GoZKLock && rec.Measure == measureHerd && rec.Waiters == nHi {
+			gozk, gozkAgain = rec.HeapPerWaiter, rec.HeapPerWaiterAgain
 		}
 	}
 	// "The same": no more than 5% (plus rounding) more at the largest herd.
 	fmt.Fprintf(w, "goal herd requests/handoff flat (%d vs %d waiters): %s (%.2f vs %.2f)\n",
 		nLo, nHi, mark(okLo && okHi && hi <= lo*1.05+0.05), lo, hi)
-	fmt.Fprintf(w, "goal heap+stack per waiting goroutine <= %d B (at %d waiters): %s (%.0f)\n",
-		heapGoal, nHi, mark(okHi && heap <= heapGoal), heap)
+	// Judged on the herd run again: the first run of a size also grows the
+	// runtime's pools, which it never shrinks and the next run reuses.
+	fmt.Fprintf(w, "goal heap+stack per waiting goroutine <= %d B and <= go-zookeeper's (%d waiters, the herd again): %s (%.0f vs go-zookeeper %.0f; first run %.0f vs %.0f)\n",
+		heapGoal, nHi, mark(okHi && again != 0 && again <= heapGoal && (gozkAgain == 0 || again <= gozkAgain)), again, gozkAgain, heap, gozk)
 	for _, rec := range r.Records {
 		if rec.Measure == measureHeld {
 			fmt.Fprintf(w, "goal %d held locks on one session <= 1024 B and 0 goroutines each: %s (%.0f B, %.4f goroutines; the Mutex value itself %.0f B more)\n",

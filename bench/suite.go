@@ -104,10 +104,11 @@ type Record struct {
 	RequestsPerHandoff      float64 `json:"requests_per_handoff,omitempty"`
 	NotificationsPerHandoff float64 `json:"notifications_per_handoff,omitempty"`
 	AllocsPerCycle          float64 `json:"allocs_per_cycle,omitempty"`
-	HeapPerWaiter           float64 `json:"heap_bytes_per_waiter,omitempty"`
-	HeapPerHeld             float64 `json:"heap_bytes_per_held,omitempty"`  // held: Waiters locks held at once
-	HeapPerMutex            float64 `json:"heap_bytes_per_mutex,omitempty"` // held: each Mutex value, before it is locked
-	GoroutinesPerHeld       float64 `json:"goroutines_per_held,omitempty"`  // held
+	HeapPerWaiter           float64 `json:"heap_bytes_per_waiter,omitempty"`       // herd: its first run at this size in the process
+	HeapPerWaiterAgain      float64 `json:"heap_bytes_per_waiter_again,omitempty"` // herd: the same herd run again
+	HeapPerHeld             float64 `json:"heap_bytes_per_held,omitempty"`         // held: Waiters locks held at once
+	HeapPerMutex            float64 `json:"heap_bytes_per_mutex,omitempty"`        // held: each Mutex value, before it is locked
+	GoroutinesPerHeld       float64 `json:"goroutines_per_held,omitempty"`         // held
 }
 
 // Report is everything one suite run measured.
@@ -292,6 +293,17 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 			r, err := herd(srv, observer, t.Name(), h, n)
 			if err != nil {
 				return nil, fmt.Errorf("%s herd %d: %w", t.Name(), n, err)
+			}
+			if _, ok := h.(*goTarget); ok && n == slices.Max(cfg.Herd) {
+				// Once more: the first herd of this size grows the
+				// runtime's pools (goroutine records, sudogs, stack
+				// spans), which it keeps and the next herd reuses.
+				again, err := herd(srv, observer, t.Name(), h, n)
+				if err != nil {
+					return nil, fmt.Errorf("%s herd %d again: %w", t.Name(), n, err)
+				}
+				r.HeapPerWaiterAgain = again.HeapPerWaiter
+				say("herd %-22s %5d waiters: %.0f bytes of heap and stack per waiting goroutine, %.0f the second time", t.Name(), n, r.HeapPerWaiter, r.HeapPerWaiterAgain)
 			}
 			say("herd %-22s %5d waiters: %5.2f requests/handoff %5.2f notifications/handoff %v",
 				t.Name(), n, r.RequestsPerHandoff, r.NotificationsPerHandoff, reqString(r.Requests))
