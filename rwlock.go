@@ -148,7 +148,7 @@ func (h *RWHalf) lock(ctx context.Context, q *queue) (*Hold, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
 	}
-	r, w := h.rw.read.key(), h.rw.write.key()
+	r, w := h.rw.read.q.boxedKey, h.rw.write.q.boxedKey
 	if h.q.read {
 		if _, ok := ctx.Value(r).(*hold); !ok {
 			if wh := liveHold(ctx, w); wh != nil {
@@ -163,11 +163,9 @@ func (h *RWHalf) lock(ctx context.Context, q *queue) (*Hold, error) {
 	return q.lock(ctx)
 }
 
-func (h *RWHalf) key() holdKey { return h.q.key() }
-
 // liveHold returns the hold that ctx carries for key if it is neither
 // released nor lost.
-func liveHold(ctx context.Context, key holdKey) *hold {
+func liveHold(ctx context.Context, key any) *hold {
 	h, ok := ctx.Value(key).(*hold)
 	if !ok {
 		return nil
