@@ -37,7 +37,7 @@ type Hold struct {
 // hold is the state shared by all reentrant Holds of one acquisition.
 type hold struct {
 	s        *Session
-	key      holdKey
+	key      any    // its queue's key (a holdKey)
 	path     string // the lock path
 	node     string // our node's full path
 	token    int64  // the fencing token: our node's czxid, or a downgraded write hold's
@@ -70,7 +70,7 @@ type holdKey struct {
 // newHold registers a fresh acquisition with the session's liveness model.
 func (s *Session) newHold(ctx context.Context, q *queue, e *entry, start time.Time) (*Hold, error) {
 	h := &hold{
-		s: s, key: q.key(), path: q.path,
+		s: s, key: q.key, path: q.path,
 		node: e.node(), token: e.stat.Czxid, czxid: e.stat.Czxid, sid: e.stat.EphemeralOwner,
 		acquired: time.Now(), count: 1, handoff: q.jump, internal: q.internal,
 	}

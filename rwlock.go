@@ -148,7 +148,7 @@ func (h *RWHalf) lock(ctx context.Context, q *queue) (*Hold, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
 	}
-	r, w := h.rw.read.q.boxedKey, h.rw.write.q.boxedKey
+	r, w := h.rw.read.q.key, h.rw.write.q.key
 	if h.q.read {
 		if _, ok := ctx.Value(r).(*hold); !ok {
 			if wh := liveHold(ctx, w); wh != nil {

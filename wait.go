@@ -43,8 +43,10 @@ func (q *queue) acquire(ctx context.Context) (*Hold, error) {
 	w := &waiter{q: q, ctx: ctx, start: time.Now(), wk: wokeRelist, stepped: make(chan struct{}, 1)}
 	w.run = w.step
 	for {
-		go w.run() // a func value: starting the step allocates nothing here
-		if <-w.stepped; w.done {
+		// w.run is a func value: starting the step allocates nothing here.
+		// The acquire is over once finish ran: held never returns nil, nil.
+		go w.run()
+		if <-w.stepped; w.hold != nil || w.err != nil {
 			return w.hold, w.err
 		}
 		w.wk = w.sleep()
@@ -68,8 +70,7 @@ type waiter struct {
 	changed <-chan struct{} // closed at the session's next state change
 	ev      zk.Event        // what ch fired with
 	wk      woke            // what ended the last sleep
-	done    bool            // the acquire is over: hold, or err
-	hold    *Hold
+	hold    *Hold           // the acquire is over: hold, or err
 	err     error
 	run     func()        // step
 	stepped chan struct{} // receives once per step, as it ends
@@ -138,7 +139,7 @@ const (
 // one settles what ended the caller's last sleep (w.wk), then lists and
 // decides until our node holds, the wait fails, or a watch is armed for
 // the next sleep. The last one, through finish, registers the hold (or
-// deletes the node) and sets w.done.
+// deletes the node) and sets w.hold or w.err.
 func (w *waiter) step() {
 	defer func() { w.stepped <- struct{}{} }()
 	ctx, wk := w.ctx, w.wk
@@ -250,7 +251,6 @@ func (w *waiter) finish(err error) {
 			w.e.stat = r.stat
 		}
 	}
-	w.done = true
 	w.hold, w.err = w.q.held(w, err)
 }
 
@@ -268,7 +268,7 @@ func (w *waiter) unwatch() {
 	if w.local != nil {
 		w.q.s.dropHandoff(w.p)
 	}
-	w.p, w.jump, w.local, w.ch, w.changed, w.ev = "", false, nil, nil, nil, zk.Event{}
+	w.p, w.jump, w.local, w.ch, w.changed = "", false, nil, nil, nil
 }
 
 // arm sets the data watch on w.p.

@@ -64,10 +64,11 @@ type queue struct {
 	// its write hold's token, so every later holder's token stays greater.
 	token int64
 
-	// boxedKey is key() as an interface, made once: boxing it for each
+	// key identifies this queue's holds within the session, for re-entry
+	// (a holdKey, set by rekey). It is boxed once: boxing it for each
 	// acquire's ctx.Value would allocate on the caller's stack-tight path
 	// (wait.go).
-	boxedKey any
+	key any
 }
 
 // entry is our node in the queue.
@@ -132,7 +133,7 @@ func (q *queue) reenterOrAcquire(ctx context.Context) (*Hold, error) {
 // (nil, nil) to go on. It returns before acquire starts, so that a waiting
 // goroutine's stack holds as few frames as possible (see wait.go).
 func (q *queue) reenterOrProbe(ctx context.Context) (*Hold, error) {
-	if h, err := reenter(ctx, q.boxedKey); h != nil || err != nil {
+	if h, err := reenter(ctx, q.key); h != nil || err != nil {
 		return h, err
 	}
 	return nil, q.probe(ctx)
@@ -151,11 +152,8 @@ func (q *queue) probe(ctx context.Context) error {
 	return q.wouldWait(ctx)
 }
 
-// key identifies this queue's holds within the session, for re-entry.
-func (q *queue) key() holdKey { return holdKey{q.s, q.dir, q.mark} }
-
-// rekey sets boxedKey; whoever changes s, dir or mark calls it.
-func (q *queue) rekey() { q.boxedKey = q.key() }
+// rekey sets key; whoever changes s, dir or mark calls it.
+func (q *queue) rekey() { q.key = holdKey{q.s, q.dir, q.mark} }
 
 // contenders orders a listing for the rule; with countAll, children that
 // are not contenders come first, as holders.

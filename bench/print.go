@@ -174,18 +174,17 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintln(tw, "target\tallocs/cycle\tbytes/waiter\tagain\t")
 	largest := slices.Max(append([]int{0}, r.Config.Herd...))
 	for _, t := range r.targets() {
-		var allocs, heap, again float64
-		var okA, okH bool
+		var allocs float64
+		var okA bool
 		for _, rec := range recs {
 			if rec.Target == t && rec.Measure == measureAllocs {
 				allocs, okA = rec.AllocsPerCycle, true
 			}
-			if rec.Target == t && rec.Measure == measureHerd && rec.Waiters == largest && rec.HeapPerWaiter != 0 {
-				heap, again, okH = rec.HeapPerWaiter, rec.HeapPerWaiterAgain, true
-			}
 		}
+		h, okH := r.herdRecord(t, largest)
+		okH = okH && h.HeapPerWaiter != 0
 		if okA || okH {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", t, num(allocs, okA, "%.1f"), num(heap, okH, "%.0f"), num(again, okH && again != 0, "%.0f"))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", t, num(allocs, okA, "%.1f"), num(h.HeapPerWaiter, okH, "%.0f"), num(h.HeapPerWaiterAgain, okH && h.HeapPerWaiterAgain != 0, "%.0f"))
 		}
 	}
 	_ = tw.Flush()
@@ -224,42 +223,38 @@ func mark(ok bool) string {
 	return "NOT MET"
 }
 
+// herdRecord returns target's herd of n waiters (the last, if several).
+func (r *Report) herdRecord(target string, n int) (Record, bool) {
+	var out Record
+	found := false
+	for _, rec := range r.Records {
+		if rec.Target == target && rec.Measure == measureHerd && rec.Waiters == n {
+			out, found = rec, true
+		}
+	}
+	return out, found
+}
+
 func (r *Report) printGoals(w io.Writer) {
 	for _, g := range goals {
 		v, ok := r.Ratios[g.key]
 		fmt.Fprintf(w, "goal %-44s >= %.2f: %s (%.2f)\n", g.key, g.min, mark(ok && v >= g.min), v)
 	}
-	var lo, hi, heap, again float64
-	var okLo, okHi bool
 	nLo, nHi := 0, 0
 	if len(r.Config.Herd) > 0 {
 		nLo, nHi = slices.Min(r.Config.Herd), slices.Max(r.Config.Herd)
 	}
-	for _, rec := range r.Records {
-		if rec.Target != ZklockMutex || rec.Measure != measureHerd {
-			continue
-		}
-		if rec.Waiters == nLo {
-			lo, okLo = rec.RequestsPerHandoff, true
-		}
-		if rec.Waiters == nHi {
-			hi, okHi = rec.RequestsPerHandoff, true
-			heap, again = rec.HeapPerWaiter, rec.HeapPerWaiterAgain
-		}
-	}
-	var gozk, gozkAgain float64
-	for _, rec := range r.Records {
-		if rec.Target == GoZKLock && rec.Measure == measureHerd && rec.Waiters == nHi {
-			gozk, gozkAgain = rec.HeapPerWaiter, rec.HeapPerWaiterAgain
-		}
-	}
+	lo, okLo := r.herdRecord(ZklockMutex, nLo)
+	hi, okHi := r.herdRecord(ZklockMutex, nHi)
+	gozk, _ := r.herdRecord(GoZKLock, nHi)
 	// "The same": no more than 5% (plus rounding) more at the largest herd.
 	fmt.Fprintf(w, "goal herd requests/handoff flat (%d vs %d waiters): %s (%.2f vs %.2f)\n",
-		nLo, nHi, mark(okLo && okHi && hi <= lo*1.05+0.05), lo, hi)
+		nLo, nHi, mark(okLo && okHi && hi.RequestsPerHandoff <= lo.RequestsPerHandoff*1.05+0.05), lo.RequestsPerHandoff, hi.RequestsPerHandoff)
 	// Judged on the herd run again: the first run of a size also grows the
 	// runtime's pools, which it never shrinks and the next run reuses.
+	again, gozkAgain := hi.HeapPerWaiterAgain, gozk.HeapPerWaiterAgain
 	fmt.Fprintf(w, "goal heap+stack per waiting goroutine <= %d B and <= go-zookeeper's (%d waiters, the herd again): %s (%.0f vs go-zookeeper %.0f; first run %.0f vs %.0f)\n",
-		heapGoal, nHi, mark(okHi && again != 0 && again <= heapGoal && (gozkAgain == 0 || again <= gozkAgain)), again, gozkAgain, heap, gozk)
+		heapGoal, nHi, mark(okHi && again != 0 && again <= heapGoal && (gozkAgain == 0 || again <= gozkAgain)), again, gozkAgain, hi.HeapPerWaiter, gozk.HeapPerWaiter)
 	for _, rec := range r.Records {
 		if rec.Measure == measureHeld {
 			fmt.Fprintf(w, "goal %d held locks on one session <= 1024 B and 0 goroutines each: %s (%.0f B, %.4f goroutines; the Mutex value itself %.0f B more)\n",

@@ -284,6 +284,7 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 		return nil, err
 	}
 	defer observer.Close()
+	largestHerd := slices.Max(append([]int{0}, cfg.Herd...))
 	for _, t := range targets {
 		h, ok := t.(herder)
 		if !ok || !herdTarget(t.Name()) {
@@ -294,7 +295,7 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s herd %d: %w", t.Name(), n, err)
 			}
-			if _, ok := h.(*goTarget); ok && n == slices.Max(cfg.Herd) {
+			if _, ok := h.(*goTarget); ok && n == largestHerd {
 				// Once more: the first herd of this size grows the
 				// runtime's pools (goroutine records, sudogs, stack
 				// spans), which it keeps and the next herd reuses.
