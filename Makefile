@@ -6,7 +6,7 @@ export PATH := $(PATH):/usr/local/go/bin
 
 all: test
 
-## deps: install ZooKeeper, a JDK, Curator and kazoo when missing
+## deps: install ZooKeeper, a JDK, Curator, kazoo and PostgreSQL when missing
 deps:
 	@scripts/install-deps.sh
 

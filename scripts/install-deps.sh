@@ -4,6 +4,11 @@
 #   default-jdk-headless    java and javac, unless both are already on PATH
 #   libcurator-recipes-java Apache Curator, for wire-compatibility tests
 #   python3-kazoo           kazoo, for wire-compatibility tests
+#   postgresql              PostgreSQL's initdb and postgres, unless some
+#                           /usr/lib/postgresql/<ver>/bin has both: the fence
+#                           tests (internal/pgtest) start their own servers
+#                           (Debian may also set up its own cluster on 5432;
+#                           the tests never use it)
 #   gcc                     a C compiler, unless cc or gcc is on PATH: go test -race
 #                           needs cgo
 # Idempotent: a machine that has everything is left untouched (no apt-get
@@ -28,18 +33,25 @@ fi
 for p in libcurator-recipes-java python3-kazoo; do
 	installed "$p" || missing+=("$p")
 done
+have_pg=
+for d in /usr/lib/postgresql/*/bin; do
+	if [ -x "$d/initdb" ] && [ -x "$d/postgres" ]; then have_pg=1; fi
+done
+[ -n "$have_pg" ] || missing+=(postgresql)
 
 if [ ${#missing[@]} -eq 0 ]; then
-	echo "install-deps: ZooKeeper, Java, Curator, kazoo and a C compiler are already installed"
+	echo "install-deps: ZooKeeper, Java, Curator, kazoo, PostgreSQL and a C compiler are already installed"
 	exit 0
 fi
 
 if [ ! -r /etc/debian_version ] || ! command -v apt-get >/dev/null 2>&1; then
 	cat >&2 <<MSG
 install-deps: this is not a Debian/Ubuntu machine; missing: ${missing[*]}
-Install ZooKeeper 3.8 and Java 11+ yourself, then either
+Install ZooKeeper 3.8, Java 11+ and PostgreSQL yourself, then either
   - set ZKTEST_CLASSPATH to the server's jars (e.g. '/opt/zookeeper/lib/*'), or
   - point the tests at a running ensemble: ZK_SERVERS=127.0.0.1:2181 go test ./...
+and either set PGTEST_BINDIR to the directory of initdb and postgres, or
+point the tests at a server: PG_DSN=postgres://user@127.0.0.1:5432/db go test ./...
 MSG
 	exit 1
 fi
