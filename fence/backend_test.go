@@ -3,6 +3,7 @@ package fence_test
 import (
 	"database/sql"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"testing"
 
@@ -58,9 +59,18 @@ func backends() []backend {
 		open: func(t *testing.T, durable bool) *sql.DB {
 			dsn := pgtest.Shared(t).NewDatabase(t)
 			if !durable {
-				dsn += "&synchronous_commit=off" // pgx sends it at connection start
+				u, err := url.Parse(dsn)
+				require.NoError(t, err)
+				q := u.Query()
+				q.Set("synchronous_commit", "off") // pgx sends it at connection start
+				u.RawQuery = q.Encode()
+				dsn = u.String()
 			}
-			return openDB(t, "pgx", dsn)
+			db := openDB(t, "pgx", dsn)
+			var sc string
+			require.NoError(t, db.QueryRowContext(t.Context(), "SHOW synchronous_commit").Scan(&sc))
+			require.Equal(t, map[bool]string{true: "on", false: "off"}[durable], sc)
+			return db
 		},
 		levels: []sql.IsolationLevel{sql.LevelReadCommitted, sql.LevelRepeatableRead, sql.LevelSerializable},
 	})
