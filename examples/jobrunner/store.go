@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // "pgx", for postgres:// DSNs
 	_ "modernc.org/sqlite"             // "sqlite", for files
@@ -48,20 +49,24 @@ func (s *store) Close() error { return s.db.Close() }
 const resultsDDL = "CREATE TABLE IF NOT EXISTS jobrunner_results" +
 	" (value TEXT PRIMARY KEY, resource TEXT NOT NULL, writer TEXT NOT NULL, token BIGINT NOT NULL)"
 
+// setup creates the tables. Runners starting together on a new database
+// race to create them: a failed CREATE TABLE IF NOT EXISTS is tried again
+// (fence.Setup does the same for its own table).
 func (s *store) setup(ctx context.Context) error {
 	if err := fence.Setup(ctx, s.db); err != nil {
 		return err
 	}
-	_, err := s.db.ExecContext(ctx, resultsDDL)
-	if err != nil {
-		// Runners starting together race to create it; PostgreSQL can
-		// fail the loser's CREATE TABLE IF NOT EXISTS. Then it exists.
-		if _, probe := s.db.ExecContext(ctx, "SELECT value FROM jobrunner_results WHERE 1 = 0"); probe == nil {
+	var err error
+	for attempt := range 6 {
+		time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+		if _, err = s.db.ExecContext(ctx, resultsDDL); err == nil {
 			return nil
 		}
-		return fmt.Errorf("create jobrunner_results: %w", err)
+		if _, probe := s.db.ExecContext(ctx, "SELECT value FROM jobrunner_results WHERE 1 = 0"); probe == nil {
+			return nil // another runner created it
+		}
 	}
-	return nil
+	return fmt.Errorf("create jobrunner_results: %w", err)
 }
 
 // write stores value under token, in one transaction with the fence's
