@@ -9,7 +9,7 @@
 #    DEMO_DSN=postgres://... (the run's rows, under a resource of its own, are
 #    deleted at the end).
 # 2. Starts three job runners on one election path (2 s sessions). The leader
-#    writes a result every 200 ms, in a transaction fenced with its token.
+#    writes a result every 500 ms, in a transaction fenced with its token.
 # 3. SIGKILLs the leader: another runner takes over, with a larger token, once
 #    the dead leader's session expires.
 # 4. SIGSTOPs the new leader (right after one of its commits) past its session
@@ -151,7 +151,7 @@ report() { "$work/bin/jobrunner" -db "$db" -resource "$resource" -report "$@"; }
 declare -A runner
 for i in 1 2 3; do
 	"$work/bin/jobrunner" -servers "127.0.0.1:$port" -path /demo/jobrunner -id "runner-$i" \
-		-db "$db" -resource "$resource" -session-timeout "$session" -interval 200ms >>"$log" 2>&1 &
+		-db "$db" -resource "$resource" -session-timeout "$session" -interval 500ms >>"$log" 2>&1 &
 	runner[runner-$i]=$!
 	pids+=($!)
 done
@@ -165,7 +165,7 @@ line=$(await 20 0 '^\[runner-[0-9]\] LEADER token=') || die "no leader within 20
 id1=$(leader_id "$line")
 tok1=$(leader_token "$line")
 await 10 0 "^\[$id1\] write token=$tok1 value=\"$id1#3\" committed" >/dev/null || die "$id1 did not write 3 times"
-say "$id1 leads with fencing token $tok1 and writes every 200ms"
+say "$id1 leads with fencing token $tok1 and writes every 500ms"
 
 # --- 2: kill the leader ---
 mark=$(lines)
