@@ -29,4 +29,10 @@
 // A fence protects only the writes made in a transaction that checked it: a
 // write outside such a transaction, or one to a database other than the
 // fence's, is not fenced.
+//
+// Caution: Check locks the resource's row until the transaction ends, so a
+// holder paused inside a fenced transaction holds up the next holder's
+// Check (its late commit is still safe: it is ordered before the next
+// holder's). On PostgreSQL, bound that with idle_in_transaction_session_timeout
+// on the writers' role, or lock_timeout on the next holder's transaction.
 package fence
