@@ -72,7 +72,9 @@ func TestIntegration_LockLossSignalsChildExits4(t *testing.T) {
 		// whole process group, stops them.
 		script := `trap '' TERM; echo $$ > "$0"; while :; do sleep 0.05; done`
 		p := startZklock(t, viaProxy, "--kill-grace", "300ms", "lock", "loss2", "sh", "-c", script, ready)
-		pgid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, ready)))
+		pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, ready)))
+		require.NoError(t, err)
+		pgid, err := syscall.Getpgid(pid) // on Linux, its supervisor's pid
 		require.NoError(t, err)
 		require.NoError(t, c.Expire(zklockSession(t, env, "loss2")))
 		assert.Equal(t, exitLost, p.wait(t, 20*time.Second), p.stderr.String())

@@ -216,6 +216,9 @@ type app struct {
 }
 
 func main() {
+	if len(os.Args) > 0 && os.Args[0] == supervisorName {
+		os.Exit(supervise(os.Args[1:]))
+	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, stopSignals...)
 	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, environ: os.Environ(), signals: sigs}
