@@ -217,7 +217,9 @@ type app struct {
 
 func main() {
 	if len(os.Args) > 0 && os.Args[0] == supervisorName {
-		os.Exit(supervise(os.Args[1:]))
+		// At once, without os.Exit's epilogue: CMD has ended, zklock waits
+		// for this status, and a race-enabled build would linger a second.
+		syscall.Exit(supervise(os.Args[1:]))
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, stopSignals...)
