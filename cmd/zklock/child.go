@@ -50,7 +50,9 @@ func childEnv(base []string, ns, path, node string, token int64) []string {
 // runChild runs CMD while h is held and returns zklock's exit status: the
 // child's (128+S if a signal S killed it), or 4 if the lock was lost while
 // it ran. Signals sent to zklock are forwarded. On loss the child gets
-// SIGTERM, then SIGKILL after --kill-grace.
+// SIGTERM, then SIGKILL after --kill-grace. On Linux CMD runs under a
+// supervisor (supervise_linux.go) that kills it, and all it started, if
+// zklock dies.
 func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 	var (
 		node  string
@@ -63,16 +65,15 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 	}
 	cmd.Env = childEnv(a.environ, inv.cfg.namespace, inv.path, node, token)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
-	group := !isTerminal(a.stdin)
-	cmd.SysProcAttr = childAttr(group)
-	if err := cmd.Start(); err != nil {
+	c, err := startChild(cmd, !isTerminal(a.stdin))
+	if err != nil {
 		return a.cannotStart(err)
 	}
-	c := &child{cmd: cmd, group: group}
-	a.log.Info("zklock: started", "pid", cmd.Process.Pid, "cmd", inv.cmd[0])
+	defer c.close()
+	a.log.Info("zklock: started", "pid", c.cmd.Process.Pid, "supervised", c.ctrl != nil, "cmd", inv.cmd[0])
 
 	waitc := make(chan error, 1)
-	go func() { waitc <- cmd.Wait() }()
+	go func() { waitc <- c.cmd.Wait() }()
 	var (
 		lost   bool
 		killed bool
@@ -107,7 +108,14 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 			a.log.Warn("zklock: killing the child", "signal", "SIGKILL")
 			c.signal(syscall.SIGKILL)
 		case err := <-waitc:
-			code, ok := childStatus(cmd.ProcessState)
+			c.exited = true
+			if killed || (c.ctrl != nil && killedBySignal(c.cmd.ProcessState)) {
+				// What is left of CMD's group, if the supervisor was killed
+				// (CMD died with it: its Pdeathsig) or CMD ended before the
+				// supervisor acted on SIGKILL.
+				c.direct(syscall.SIGKILL)
+			}
+			code, ok := childStatus(c.cmd.ProcessState)
 			if !ok {
 				a.errorf("wait for %s: %v", inv.cmd[0], err)
 				code = exitError
@@ -133,14 +141,32 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 
 func isLost(h *zklock.Hold) bool { return errors.Is(h.Err(), zklock.ErrLost) }
 
+// supervisorName is argv[0] of CMD's supervisor: zklock run again, on
+// Linux, to stand between zklock and CMD (supervise_linux.go).
+const supervisorName = "zklock-supervise"
+
 // child is a started CMD, signalled as a process group (so its own children
-// stop too when the lock is lost) unless it shares zklock's terminal.
+// stop too when the lock is lost) unless it shares zklock's terminal. On
+// Linux, cmd is CMD's supervisor, which leads that group, and signals go
+// through its control pipe ctrl; elsewhere cmd is CMD and ctrl is nil.
 type child struct {
-	cmd   *exec.Cmd
-	group bool
+	cmd    *exec.Cmd
+	group  bool
+	ctrl   *os.File
+	exited bool // cmd has been waited for
 }
 
+// signal sends sig to CMD, through the supervisor while it runs: it sends
+// SIGKILL to every process descended from it, in CMD's group or not.
 func (c *child) signal(sig os.Signal) {
+	if s, ok := sig.(syscall.Signal); ok && c.ctrl != nil && !c.exited && c.relay(s) {
+		return
+	}
+	c.direct(sig)
+}
+
+// direct sends sig to the group, or to the process zklock started.
+func (c *child) direct(sig os.Signal) {
 	if c.group {
 		if s, ok := sig.(syscall.Signal); ok && signalGroup(c.cmd.Process.Pid, s) == nil {
 			return
@@ -150,3 +176,11 @@ func (c *child) signal(sig os.Signal) {
 }
 
 func (c *child) groupAlive() bool { return c.group && signalGroup(c.cmd.Process.Pid, 0) == nil }
+
+// close closes the control pipe, once the supervisor has been waited for
+// (a supervisor still running would take it for zklock's death).
+func (c *child) close() {
+	if c.ctrl != nil {
+		c.ctrl.Close()
+	}
+}

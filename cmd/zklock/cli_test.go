@@ -167,6 +167,26 @@ func TestCLIUnreachable(t *testing.T) {
 	})
 }
 
+// --on-unreachable run: once the connect bound has expired and CMD runs
+// unlocked, the first signal goes to CMD (it used to be taken by the wait
+// that had just ended, and CMD ran to its end); zklock exits with CMD's
+// status, 128+S.
+func TestCLIOnUnreachableRunForwardsSignals(t *testing.T) {
+	t.Parallel()
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(signalName(sig), func(t *testing.T) {
+			t.Parallel()
+			ready := filepath.Join(t.TempDir(), "ready")
+			p := startZklock(t, nil, "--servers", deadAddr(t), "--timeout", "1s", "--on-unreachable", "run",
+				"lock", "unreachable-signal", "sh", "-c", `echo ready > "$0"; while :; do sleep 0.05; done`, ready)
+			waitFile(t, ready)
+			require.NoError(t, p.cmd.Process.Signal(sig))
+			assert.Equal(t, 128+int(sig), p.wait(t, 15*time.Second), p.stderr.String())
+			assert.Contains(t, p.stderr.String(), "WITHOUT the lock")
+		})
+	}
+}
+
 func TestCLISignalWhileConnectingExits3(t *testing.T) {
 	t.Parallel()
 	marker := filepath.Join(t.TempDir(), "ran")

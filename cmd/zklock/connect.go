@@ -86,7 +86,7 @@ func (a *app) connectError(ctx context.Context, cfg *config) error {
 var errStopped = errors.New("signal watch stopped")
 
 // interruptible returns a context cancelled with an *interrupted cause when
-// SIGINT, SIGTERM or SIGHUP arrives. stop ends the watch and returns once
+// one of the stopSignals arrives. stop ends the watch and returns once
 // the signal channel is no longer read, so the caller may read it; it then
 // cancels ctx, whose cause stays *interrupted if a signal came first.
 func (a *app) interruptible(parent context.Context) (ctx context.Context, stop func()) {

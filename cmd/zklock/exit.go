@@ -86,6 +86,8 @@ func signalName(sig os.Signal) string {
 		return "SIGTERM"
 	case syscall.SIGHUP:
 		return "SIGHUP"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
 	case syscall.SIGKILL:
 		return "SIGKILL"
 	}

@@ -75,8 +75,9 @@ func (a *app) runHolding(inv *invocation) int {
 		cmd = exec.Command(inv.cmd[0], inv.cmd[1:]...)
 	}
 
-	ctx, stop := a.interruptible(context.Background())
+	ictx, stop := a.interruptible(context.Background())
 	defer stop()
+	ctx := ictx
 	if cfg.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
@@ -84,8 +85,9 @@ func (a *app) runHolding(inv *invocation) int {
 	}
 	s, err := a.connect(ctx, cfg)
 	if err != nil {
+		stop() // from here on the signals are CMD's, if it runs unlocked
 		if errors.Is(err, errUnreachable) {
-			return a.unreachable(inv, cmd, err)
+			return a.unreachable(inv, cmd, err, signalled(ictx))
 		}
 		return a.notAcquired(inv, err)
 	}
@@ -104,15 +106,15 @@ func (a *app) runHolding(inv *invocation) int {
 	a.log.Info("zklock: acquiring", "path", inv.path, "try", cfg.try, "timeout", cfg.timeout)
 	h, err := acquire(actx, cfg.try) // every request the library sends is bounded by actx
 	stop()                           // from here on the signals are forwarded to CMD
+	sig := signalled(ictx)
 	if err != nil {
 		a.release(s, nil, end)
 		if errors.Is(err, zklock.ErrUnreachable) {
-			return a.unreachable(inv, cmd, err)
+			return a.unreachable(inv, cmd, err, sig)
 		}
 		return a.notAcquired(inv, err)
 	}
-	var sig *interrupted
-	if errors.As(context.Cause(ctx), &sig) { // the signal raced with the acquisition
+	if sig != nil { // the signal raced with the acquisition
 		a.release(s, h, end)
 		return a.notAcquired(inv, sig)
 	}
@@ -126,6 +128,16 @@ func (a *app) runHolding(inv *invocation) int {
 	}
 	a.release(s, h, end)
 	return code
+}
+
+// signalled returns the signal that cancelled ctx, a context of
+// interruptible, or nil if none did.
+func signalled(ctx context.Context) *interrupted {
+	var sig *interrupted
+	if errors.As(context.Cause(ctx), &sig) {
+		return sig
+	}
+	return nil
 }
 
 // notAcquired reports why the lock was not taken and returns 3 for a
@@ -154,8 +166,13 @@ func (a *app) notAcquired(inv *invocation, err error) int {
 // unreachable applies --on-unreachable when no server answered in time:
 // "fail" exits 1 without running CMD; "run" runs CMD anyway, unlocked, with
 // ZKLOCK_UNLOCKED=1 and no node or token, and exits with its status. With
-// no CMD there is nothing to run, so both fail.
-func (a *app) unreachable(inv *invocation, cmd *exec.Cmd, err error) int {
+// no CMD there is nothing to run, so both fail. The caller has stopped its
+// signal watch, so that CMD gets every signal; sig, if not nil, is one the
+// watch took as the bound expired: then nothing runs (exit 3).
+func (a *app) unreachable(inv *invocation, cmd *exec.Cmd, err error, sig *interrupted) int {
+	if sig != nil {
+		return a.notAcquired(inv, sig)
+	}
 	if inv.cfg.onUnreachable != onUnreachableRun || cmd == nil {
 		a.errorf("%v; CMD was not run", err)
 		return exitError

@@ -72,7 +72,9 @@ func TestIntegration_LockLossSignalsChildExits4(t *testing.T) {
 		// whole process group, stops them.
 		script := `trap '' TERM; echo $$ > "$0"; while :; do sleep 0.05; done`
 		p := startZklock(t, viaProxy, "--kill-grace", "300ms", "lock", "loss2", "sh", "-c", script, ready)
-		pgid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, ready)))
+		pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, ready)))
+		require.NoError(t, err)
+		pgid, err := syscall.Getpgid(pid) // on Linux, its supervisor's pid
 		require.NoError(t, err)
 		require.NoError(t, c.Expire(zklockSession(t, env, "loss2")))
 		assert.Equal(t, exitLost, p.wait(t, 20*time.Second), p.stderr.String())
@@ -99,4 +101,58 @@ func TestIntegration_NoCMDPrintsNodeAndTokenReleasesOnSIGTERM(t *testing.T) {
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	assert.Equal(t, exitOK, p.wait(t, 20*time.Second), p.stderr.String())
 	assert.Empty(t, children(t, conn, "/nocmd/x"), "node left behind")
+}
+
+// SIGQUIT is handled as SIGTERM is, not by Go's default (dump the
+// goroutines, exit 2, CMD left running): forwarded to CMD, whose status
+// zklock passes on; with no CMD it releases and exits 0; while waiting it
+// ends the wait (exit 3). The node is released every time.
+func TestIntegration_SIGQUITHandledAsSIGTERM(t *testing.T) {
+	t.Parallel()
+	_, conn, env := zkSetup(t)
+	t.Run("forwarded to CMD", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		ready, got := filepath.Join(dir, "ready"), filepath.Join(dir, "got")
+		script := `trap 'echo QUIT > "$1"; exit 5' QUIT; echo ready > "$0"; while :; do sleep 0.05; done`
+		p := startZklock(t, env, "lock", "quit/trapped", "sh", "-c", script, ready, got)
+		waitFile(t, ready)
+		require.Len(t, children(t, conn, "/locks/quit/trapped"), 1)
+		require.NoError(t, p.cmd.Process.Signal(syscall.SIGQUIT))
+		assert.Equal(t, 5, p.wait(t, 20*time.Second), "want the child's status; stderr:\n%s", p.stderr)
+		assert.Equal(t, "QUIT\n", waitFile(t, got))
+		assert.NotContains(t, p.stderr.String(), "goroutine ")
+		assert.Empty(t, children(t, conn, "/locks/quit/trapped"), "node left behind")
+	})
+	t.Run("CMD killed by it: 128+3", func(t *testing.T) {
+		t.Parallel()
+		ready := filepath.Join(t.TempDir(), "ready")
+		script := `ulimit -c 0; echo ready > "$0"; while :; do sleep 0.05; done`
+		p := startZklock(t, env, "lock", "quit/default", "sh", "-c", script, ready)
+		waitFile(t, ready)
+		require.NoError(t, p.cmd.Process.Signal(syscall.SIGQUIT))
+		assert.Equal(t, 128+int(syscall.SIGQUIT), p.wait(t, 20*time.Second), p.stderr.String())
+		assert.Empty(t, children(t, conn, "/locks/quit/default"), "node left behind")
+	})
+	t.Run("no CMD: released, exit 0", func(t *testing.T) {
+		t.Parallel()
+		p, _, _ := holder(t, env, "/quit/nocmd")
+		require.NoError(t, p.cmd.Process.Signal(syscall.SIGQUIT))
+		assert.Equal(t, exitOK, p.wait(t, 20*time.Second), p.stderr.String())
+		assert.Empty(t, children(t, conn, "/quit/nocmd"), "node left behind")
+	})
+	t.Run("while waiting: exit 3", func(t *testing.T) {
+		t.Parallel()
+		h, _, _ := holder(t, env, "/quit/wait")
+		marker := filepath.Join(t.TempDir(), "ran")
+		p := startZklock(t, env, "lock", "/quit/wait", "sh", "-c", `touch "$0"`, marker)
+		waitChildren(t, conn, "/quit/wait", 2)
+		require.NoError(t, p.cmd.Process.Signal(syscall.SIGQUIT))
+		assert.Equal(t, exitNotAcquired, p.wait(t, 20*time.Second), p.stderr.String())
+		assert.Contains(t, p.stderr.String(), "interrupted by SIGQUIT")
+		assert.NoFileExists(t, marker)
+		assert.Len(t, children(t, conn, "/quit/wait"), 1, "the waiter left its node")
+		require.NoError(t, h.cmd.Process.Signal(syscall.SIGTERM))
+		assert.Equal(t, exitOK, h.wait(t, 20*time.Second), h.stderr.String())
+	})
 }

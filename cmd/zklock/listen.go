@@ -36,7 +36,7 @@ type leaderJSON struct {
 // runListen is `zklock elect --listen PATH`: it follows the leader of the
 // election or latch at PATH without taking part (zklock.ObserveLeader) and
 // prints the current leader, then each change, one line each, until
-// SIGINT, SIGTERM or SIGHUP, or until --timeout (both exit 0). It exits 1
+// SIGINT, SIGTERM, SIGHUP or SIGQUIT, or until --timeout (both exit 0). It exits 1
 // if no server answers within the connect bound or the session ends under
 // it.
 //

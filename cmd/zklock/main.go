@@ -122,8 +122,8 @@ var verbs = []*verb{
 			"\n" +
 			"With --listen, zklock takes no part: it prints the leader of the election or\n" +
 			"latch at PATH, then each change, one line each (\"leader NODE TOKEN ID\", or\n" +
-			"\"no leader\"; with --json one object per line), until SIGINT, SIGTERM or\n" +
-			"SIGHUP, or until --timeout, and exits 0. A leader that led only briefly may\n" +
+			"\"no leader\"; with --json one object per line), until SIGINT, SIGTERM,\n" +
+			"SIGHUP or SIGQUIT, or until --timeout, and exits 0. A leader that led only briefly may\n" +
 			"be skipped; leaders are printed in the order they led. It follows either\n" +
 			"protocol (--latch or not), creates nothing, and takes no CMD.",
 		example: "zklock elect --id \"$(hostname)\" --requeue jobs -- ./run-jobs\n" +
@@ -198,6 +198,12 @@ func lookupVerb(name string) *verb {
 	return nil
 }
 
+// stopSignals are the signals zklock catches: each ends a wait (exit 3) or
+// a hold without CMD (exit 0), and is forwarded to CMD while it runs.
+// SIGQUIT is one of them so that it does not dump zklock's goroutines and
+// exit 2 with CMD still running.
+var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
 // app is one run of the command, with its outside world made explicit so
 // tests can drive it in-process.
 type app struct {
@@ -205,13 +211,18 @@ type app struct {
 	stdout  io.Writer
 	stderr  io.Writer
 	environ []string         // the environment: read for settings, passed to the child
-	signals <-chan os.Signal // SIGINT, SIGTERM and SIGHUP sent to zklock
+	signals <-chan os.Signal // SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to zklock
 	log     *slog.Logger     // -v: to stderr; otherwise silent
 }
 
 func main() {
+	if len(os.Args) > 0 && os.Args[0] == supervisorName {
+		// At once, without os.Exit's epilogue: CMD has ended, zklock waits
+		// for this status, and a race-enabled build would linger a second.
+		syscall.Exit(supervise(os.Args[1:]))
+	}
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigs, stopSignals...)
 	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, environ: os.Environ(), signals: sigs}
 	os.Exit(a.run(os.Args[1:]))
 }

@@ -22,4 +22,6 @@ func childStatus(ps *os.ProcessState) (int, bool) {
 	return ps.ExitCode(), ps.ExitCode() >= 0
 }
 
+func killedBySignal(*os.ProcessState) bool { return false }
+
 func isTerminal(io.Reader) bool { return false }

@@ -32,6 +32,16 @@ func childStatus(ps *os.ProcessState) (code int, ok bool) {
 	return ps.ExitCode(), ps.ExitCode() >= 0
 }
 
+// killedBySignal reports whether ps is the end of a process killed by a
+// signal (as opposed to one that exited).
+func killedBySignal(ps *os.ProcessState) bool {
+	if ps == nil {
+		return false
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
+}
+
 // isTerminal reports whether r is a terminal: a character device other than
 // /dev/null (close enough without a terminal library; a child reading
 // /dev/zero from a background group is not a concern).

@@ -34,12 +34,13 @@ free now), then runs CMD with these variables added to its environment:
   ZKLOCK_NODE            full path of the znode this process holds
   ZKLOCK_FENCING_TOKEN   czxid of that znode, in decimal: greater than every earlier holder's
   ZKLOCK_NAMESPACE       the namespace, if any (the two paths are relative to it)
-SIGINT, SIGTERM and SIGHUP sent to zklock are forwarded to CMD (to its process
-group, unless stdin is a terminal). If the lock is lost while CMD runs, CMD gets
-SIGTERM, then SIGKILL after --kill-grace. The node is deleted and the session
-closed before zklock exits. With no CMD, zklock prints "NODE TOKEN" on one line
-and holds until SIGINT, SIGTERM or SIGHUP (then releases and exits 0) or until
-the lock is lost (exit 4).
+SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to zklock are forwarded to CMD (to its
+process group, unless stdin is a terminal). If the lock is lost while CMD runs,
+CMD gets SIGTERM, then SIGKILL after --kill-grace. On Linux, if zklock itself is
+killed (kill -9, the OOM killer), CMD and every process it started get SIGKILL
+at once. The node is deleted and the session closed before zklock exits. With
+no CMD, zklock prints "NODE TOKEN" on one line and holds until SIGINT, SIGTERM,
+SIGHUP or SIGQUIT (then releases and exits 0) or until the lock is lost (exit 4).
 
 --timeout bounds connecting and waiting together. With --timeout 0, connecting
 is bounded by 10s, and so is the single attempt of --try.
@@ -59,12 +60,13 @@ Environment (a flag given on the command line wins; an empty variable is unset):
 Exit status:
   CMD's     CMD ran and exited on its own while the lock was held
             (128+S if CMD was killed by signal S)
-  0         no CMD: released after SIGINT/SIGTERM/SIGHUP; status: printed;
-            elect --listen: ended by SIGINT/SIGTERM/SIGHUP or --timeout
+  0         no CMD: released after SIGINT/SIGTERM/SIGHUP/SIGQUIT; status:
+            printed; elect --listen: ended by one of those signals or --timeout
   1         error: cannot connect, ZooKeeper refused an operation, bad ACL or auth
   2         usage: bad flag, bad path (revoke: not a lock node), missing argument
   3         not acquired: --timeout elapsed, --try found the lock taken, or a
-            signal (SIGINT/SIGTERM/SIGHUP) arrived while waiting; CMD did not run
+            signal (SIGINT/SIGTERM/SIGHUP/SIGQUIT) arrived while waiting; CMD did
+            not run
   4         the lock was lost while CMD ran (CMD was signalled)
   126, 127  CMD could not be started, or was not found; the lock was not taken
 `
