@@ -17,7 +17,11 @@ type lockState struct {
 	prev     map[string]Node      // the nodes of the previous judgement, by path
 	since    map[string]time.Time // when a node was seen to begin holding
 	timeline []*Event             // oldest first, at most maxTimeline
+	gone     time.Time            // when the directory went, if it did (its page stays a while)
 }
+
+// keepGone is how long the page of a deleted lock directory stays.
+const keepGone = 10 * time.Minute
 
 const maxTimeline = 200
 
@@ -36,11 +40,19 @@ func (v *View) judgeLocked(p string) {
 	ls := v.locks[cp]
 	l, ok := v.buildLocked(p, d, ls != nil)
 	if !ok {
-		if ls != nil {
+		if ls != nil && ls.gone.IsZero() {
 			v.diffLocked(ls, nil)
-			delete(v.locks, cp)
+			ls.gone = time.Now()
+			ls.lock.Holders, ls.lock.Queue, ls.lock.Waiting, ls.lock.Token = []Node{}, nil, 0, 0
+			ls.lock.HeldSince, ls.lock.OldestWait, ls.lock.HeldFrom = time.Time{}, time.Time{}, ""
+			ls.lock.Problem = "the directory was deleted at " + ls.gone.Format(time.TimeOnly) +
+				" (Curator's and zklock's lock directories are containers, which ZooKeeper deletes once empty)"
 		}
+		v.pruneGoneLocked()
 		return
+	}
+	if ls != nil && !ls.gone.IsZero() {
+		ls.gone = time.Time{} // made again
 	}
 	if ls == nil {
 		ls = &lockState{prev: map[string]Node{}, since: map[string]time.Time{}}
@@ -49,6 +61,15 @@ func (v *View) judgeLocked(p string) {
 	v.diffLocked(ls, l.Queue)
 	v.heldSince(ls, &l)
 	ls.lock = l
+}
+
+// pruneGoneLocked forgets the deleted lock directories past keepGone.
+func (v *View) pruneGoneLocked() {
+	for p, ls := range v.locks {
+		if !ls.gone.IsZero() && time.Since(ls.gone) > keepGone {
+			delete(v.locks, p)
+		}
+	}
 }
 
 // buildLocked judges the znode p (d, nil once removed) as a lock: a

@@ -181,7 +181,7 @@ func (v *View) Overview(filter string) Overview {
 	st := v.statusLocked()
 	o := Overview{Root: v.cfg.Root, Namespace: v.s.Namespace(), Connected: st.Connected, Problem: st.Problem, At: st.At, Locks: []Lock{}}
 	for _, ls := range v.locks {
-		if strings.Contains(ls.lock.Path, filter) {
+		if ls.gone.IsZero() && strings.Contains(ls.lock.Path, filter) {
 			l := ls.lock
 			l.Queue, l.Timeline = nil, nil
 			o.Locks = append(o.Locks, l)
