@@ -4,6 +4,7 @@
 #   default-jdk-headless    java and javac, unless both are already on PATH
 #   libcurator-recipes-java Apache Curator, for wire-compatibility tests
 #   python3-kazoo           kazoo, for wire-compatibility tests
+#   chromium                a headless browser, for zklock ui's browser tests
 #   gcc                     a C compiler, unless cc or gcc is on PATH: go test -race
 #                           needs cgo
 # Idempotent: a machine that has everything is left untouched (no apt-get
@@ -25,12 +26,15 @@ fi
 if ! command -v cc >/dev/null 2>&1 && ! command -v gcc >/dev/null 2>&1; then
 	missing+=(gcc)
 fi
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+	missing+=(chromium)
+fi
 for p in libcurator-recipes-java python3-kazoo; do
 	installed "$p" || missing+=("$p")
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-	echo "install-deps: ZooKeeper, Java, Curator, kazoo and a C compiler are already installed"
+	echo "install-deps: ZooKeeper, Java, Curator, kazoo, chromium and a C compiler are already installed"
 	exit 0
 fi
 
