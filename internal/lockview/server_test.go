@@ -19,7 +19,7 @@ import (
 	"github.com/zklock/zklock/zktest"
 )
 
-func serve(t *testing.T, v *lockview.View, allowRevoke bool) *httptest.Server {
+func serve(t testing.TB, v *lockview.View, allowRevoke bool) *httptest.Server {
 	t.Helper()
 	h := lockview.NewServer(v, allowRevoke)
 	srv := httptest.NewServer(h)
