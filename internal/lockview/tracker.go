@@ -274,11 +274,14 @@ func (v *View) remove(p string) {
 	v.notifyLocked()
 }
 
-// failed records that p could not be listed; its goroutine retries.
+// failed records that p could not be listed (it counts as listed for
+// Ready, so that one unreadable directory does not hold up the rest); its
+// goroutine retries.
 func (v *View) failed(p string, err error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if d := v.dirs[p]; d != nil {
+		v.listedLocked(d)
 		d.problem = "cannot list " + v.callerPath(p) + ": " + err.Error()
 		if ls := v.locks[v.callerPath(p)]; ls != nil {
 			ls.lock.Problem = d.problem

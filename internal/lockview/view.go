@@ -166,8 +166,18 @@ func (v *View) statusLocked() Status {
 	if v.full {
 		problems = append(problems, fmt.Sprintf("over %d directories under %s: the rest are not watched", v.cfg.MaxDirs, v.cfg.Root))
 	}
-	if d := v.dirs[v.root]; d != nil && d.problem != "" {
-		problems = append(problems, d.problem)
+	var failing []string
+	for _, d := range v.dirs {
+		if d.problem != "" {
+			failing = append(failing, d.problem)
+		}
+	}
+	slices.Sort(failing)
+	switch {
+	case len(failing) == 1:
+		problems = append(problems, failing[0])
+	case len(failing) > 1:
+		problems = append(problems, fmt.Sprintf("%d directories cannot be listed (%s, ...)", len(failing), failing[0]))
 	}
 	st.Problem = strings.Join(problems, "; ")
 	return st

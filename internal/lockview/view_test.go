@@ -83,10 +83,10 @@ func TestIntegration_Recipes(t *testing.T) {
 	h := hold(t, m)
 	m2, err := zklock.NewMutex(other, "/locks/a/mutex")
 	require.NoError(t, err)
-	waitCtx, stopWait := context.WithCancel(ctx)
-	defer stopWait()
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	waitCtx, stopWait := context.WithCancel(ctx)
+	defer stopWait()
 	wg.Go(func() { _, _ = m2.Lock(waitCtx) })
 
 	rw, err := zklock.NewRWLock(s, "/locks/rw")
@@ -108,7 +108,11 @@ func TestIntegration_Recipes(t *testing.T) {
 	_, err = s.Conn().Create("/locks/config", []byte("x"), 0, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
 
+	_, err = s.Conn().Create("/locks/secret", nil, 0, zk.DigestACL(zk.PermAll, "someone", "else"))
+	require.NoError(t, err)
+
 	v := newView(t, s, lockview.Config{Root: "/locks"})
+	require.Contains(t, v.Status().Problem, "cannot list /locks/secret: zk: not authenticated", "an unreadable directory is said so, and does not hold up the walk")
 	l := lockAt(t, v, "/locks/a/mutex", func(l lockview.Lock) bool { return l.Waiting == 1 })
 	require.Equal(t, lockview.RecipeMutex, l.Recipe)
 	require.Equal(t, []string{"curator"}, l.Dialects)
@@ -213,7 +217,7 @@ func hasKinds(l lockview.Lock, kinds ...string) bool {
 func TestIntegration_RootMissingAndConnectionLost(t *testing.T) {
 	c := zktest.Start(t)
 	p := c.Proxy(t)
-	s, err := zklock.Connect(c.Servers(), zklock.WithDialer(p.Dialer()), zklock.WithSessionTimeout(20*time.Second))
+	s, err := zklock.Connect(c.Servers(), zklock.WithDialer(p.Dialer()), zklock.WithSessionTimeout(6*time.Second)) // the loss is noticed in 4s; it may expire, which the view survives too
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	require.NoError(t, s.WaitConnected(ctxT(t, 20*time.Second)))
@@ -253,26 +257,13 @@ func TestIntegration_ManyChildren(t *testing.T) {
 	_, err = conn.Create("/locks/big", nil, 0, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
 	const n = 10000
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	work := make(chan int)
-	for range 32 {
-		wg.Go(func() {
-			for range work {
-				_, err := conn.Create("/locks/big/_c_00000000-0000-4000-8000-000000000000-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
-				if err != nil {
-					errs <- err
-				}
-			}
-		})
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	for i := 0; i < n; i += 500 { // in transactions of 500 creates
+		var ops []any
+		for range 500 {
+			ops = append(ops, &zk.CreateRequest{Path: "/locks/big/_c_00000000-0000-4000-8000-000000000000-lock-",
+				Flags: zk.FlagEphemeral | zk.FlagSequence, Acl: zk.WorldACL(zk.PermAll)})
+		}
+		_, err := conn.Multi(ops...)
 		require.NoError(t, err)
 	}
 	v := newView(t, connect(t, c), lockview.Config{Root: "/locks"})
