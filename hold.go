@@ -43,6 +43,7 @@ type hold struct {
 	token    int64  // the fencing token: our node's czxid, or a downgraded write hold's
 	czxid    int64  // our node's czxid
 	sid      int64  // the session that owns our node
+	acquire  uint64 // the acquire's number, for Event.Acquire
 	acquired time.Time
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
@@ -68,10 +69,10 @@ type holdKey struct {
 }
 
 // newHold registers a fresh acquisition with the session's liveness model.
-func (s *Session) newHold(ctx context.Context, q *queue, e *entry, start time.Time) (*Hold, error) {
+func (s *Session) newHold(ctx context.Context, q *queue, e *entry, start time.Time, acquire uint64) (*Hold, error) {
 	h := &hold{
 		s: s, key: q.key, path: q.path,
-		node: e.node(), token: e.stat.Czxid, czxid: e.stat.Czxid, sid: e.stat.EphemeralOwner,
+		node: e.node(), token: e.stat.Czxid, czxid: e.stat.Czxid, sid: e.stat.EphemeralOwner, acquire: acquire,
 		acquired: time.Now(), count: 1, handoff: q.jump, internal: q.internal,
 	}
 	if q.token != 0 {
@@ -90,7 +91,7 @@ func (s *Session) newHold(ctx context.Context, q *queue, e *entry, start time.Ti
 	}
 	s.log.Debug("zklock: acquired", "path", q.path, "node", h.node, "token", h.token)
 	if !h.internal {
-		s.observe(Event{Kind: EventAcquired, Path: q.path, Node: h.node, Token: h.token, Wait: time.Since(start)})
+		s.observe(Event{Kind: EventAcquired, Acquire: acquire, Path: q.path, Node: h.node, Token: h.token, Wait: time.Since(start)})
 	}
 	return &Hold{h: h}, nil
 }
@@ -222,7 +223,7 @@ func (h *Hold) Release() error {
 	err := s.deleteReleased(st.node, st.sid, st.handoff)
 	s.log.Debug("zklock: released", "path", st.path, "node", st.node, "err", err)
 	if !st.internal {
-		s.observe(Event{Kind: EventReleased, Path: st.path, Node: st.node, Token: st.token, Held: held, Err: err})
+		s.observe(Event{Kind: EventReleased, Acquire: st.acquire, Path: st.path, Node: st.node, Token: st.token, Held: held, Err: err})
 	}
 	if err != nil {
 		return fmt.Errorf("zklock: release %s: %w", st.node, err)

@@ -269,7 +269,9 @@ func (s *Session) lose(h *hold, reason error) {
 		return
 	}
 	s.log.Warn("zklock: lock lost", "node", h.node, "token", h.token, "reason", reason.Error())
-	s.observe(Event{Kind: EventLost, Path: h.path, Node: h.node, Token: h.token, Held: time.Since(h.acquired), Err: err})
+	if !h.internal {
+		s.observe(Event{Kind: EventLost, Acquire: h.acquire, Path: h.path, Node: h.node, Token: h.token, Held: time.Since(h.acquired), Err: err})
+	}
 	// The node went with an expired session, or is gone or someone
 	// else's: only a node we may still own (suspended too long) is deleted.
 	if !errors.Is(reason, ErrSessionExpired) && !errors.Is(reason, ErrClosed) && !errors.Is(reason, ErrNodeGone) {

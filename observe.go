@@ -183,7 +183,7 @@ func (o *observer) get(ctx context.Context, p *Participant) (<-chan zk.Event, er
 	if err != nil {
 		return nil, err
 	}
-	p.Data, p.Token, p.Session = data, stat.Czxid, stat.EphemeralOwner
+	p.setStat(data, stat)
 	return ch, nil
 }
 

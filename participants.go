@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -15,10 +16,42 @@ type Participant struct {
 	Path     string // path of the node, without the session's namespace (see WithNamespace)
 	Kind     Kind
 	Sequence int32
-	Token    int64 // czxid: the participant's fencing token if it holds
-	Session  int64 // ephemeralOwner
-	Holds    bool  // by the recipe's rule, this participant holds now
+	Token    int64     // czxid: the participant's fencing token if it holds
+	Session  int64     // ephemeralOwner: the ZooKeeper session that owns the node
+	Ctime    time.Time // when the node was created (its stat's ctime, the server's clock)
+	Holds    bool      // by the recipe's rule, this participant holds now
+	Waits    string    // the child name of the node it waits for by the rule; "" if it holds
 	Data     []byte
+}
+
+// Queue orders the children of the lock directory dir (a caller's path) as
+// the recipes do and judges them as Participants does: each returned
+// Participant has Node, Path, Kind, Sequence, Holds and Waits set, and
+// Token, Session, Ctime and Data zero (they come from each node's stat,
+// which Queue does not read). Children that are not lock nodes are left
+// out; lease nodes (a semaphore's, under path/leases) all hold. It does no
+// I/O, so a caller that watches a directory can judge each listing itself.
+func Queue(dir string, children []string) []Participant {
+	return participantsOf(dir, sortContenders(children), func(cs []contender, i int) (bool, int) {
+		if cs[i].kind == KindLease {
+			return true, -1
+		}
+		return anyRecipe(cs, i)
+	})
+}
+
+// participantsOf makes the Participants of the ordered contenders cs of dir, as
+// decide judges them; dir is the caller's path.
+func participantsOf(dir string, cs []contender, decide func([]contender, int) (bool, int)) []Participant {
+	out := make([]Participant, len(cs))
+	for i, c := range cs {
+		holds, w := decide(cs, i)
+		out[i] = Participant{Node: c.name, Path: dir + "/" + c.name, Kind: c.kind, Sequence: c.seq, Holds: holds}
+		if !holds && w >= 0 {
+			out[i].Waits = cs[w].name
+		}
+	}
+	return out
 }
 
 // Participants lists the contenders at a lock path whatever the recipe, in
@@ -78,20 +111,17 @@ func participants(ctx context.Context, s *Session, dir string, decide func([]con
 	if err != nil {
 		return nil, fmt.Errorf("zklock: list %s: %w", dir, err)
 	}
-	cs := sortContenders(children)
-	out := make([]Participant, len(cs))
-	errs := make([]error, len(cs))
+	out := participantsOf(s.callerPath(dir), sortContenders(children), decide)
+	errs := make([]error, len(out))
 	var wg sync.WaitGroup
-	for i, c := range cs {
-		holds, _ := decide(cs, i)
-		out[i] = Participant{Node: c.name, Path: s.callerPath(dir + "/" + c.name), Kind: c.kind, Sequence: c.seq, Holds: holds}
+	for i := range out {
 		wg.Go(func() {
-			data, stat, err := s.read(ctx, dir+"/"+c.name)
+			data, stat, err := s.read(ctx, dir+"/"+out[i].Node)
 			if err != nil {
 				errs[i] = err
 				return
 			}
-			out[i].Data, out[i].Token, out[i].Session = data, stat.Czxid, stat.EphemeralOwner
+			out[i].setStat(data, stat)
 		})
 	}
 	wg.Wait()
@@ -105,4 +135,9 @@ func participants(ctx context.Context, s *Session, dir string, decide func([]con
 		}
 	}
 	return kept, nil
+}
+
+// setStat fills in what a read of p's node says.
+func (p *Participant) setStat(data []byte, stat *zk.Stat) {
+	p.Data, p.Token, p.Session, p.Ctime = data, stat.Czxid, stat.EphemeralOwner, time.UnixMilli(stat.Ctime)
 }

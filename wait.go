@@ -74,6 +74,9 @@ type waiter struct {
 	err     error
 	run     func()        // step
 	stepped chan struct{} // receives once per step, as it ends
+
+	id         uint64 // the acquire's number (Event.Acquire), set by its first step
+	registered bool   // EventAcquired was reported (a confirm may still fail the acquire)
 }
 
 // sleep waits until the armed watch fires, the node is handed to us within
@@ -109,10 +112,11 @@ func (q *queue) held(w *waiter, werr error) (_ *Hold, err error) {
 	if werr != nil {
 		return nil, werr
 	}
-	h, err := q.s.newHold(w.ctx, q, e, w.start)
+	h, err := q.s.newHold(w.ctx, q, e, w.start, w.id)
 	if err != nil {
 		return nil, err
 	}
+	w.registered = true
 	if q.confirm {
 		if err := q.s.confirm(w.ctx, h.h); err != nil {
 			return nil, err
@@ -144,6 +148,7 @@ func (w *waiter) step() {
 	defer func() { w.stepped <- struct{}{} }()
 	ctx, wk := w.ctx, w.wk
 	if w.e == nil {
+		w.q.started(w)
 		var err error
 		if w.e, err = w.q.create(ctx); err != nil {
 			w.e = nil
@@ -252,6 +257,9 @@ func (w *waiter) finish(err error) {
 		}
 	}
 	w.hold, w.err = w.q.held(w, err)
+	if w.err != nil {
+		w.q.failed(w)
+	}
 }
 
 // watch starts watching the node at p, registered for an in-process handoff

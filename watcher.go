@@ -149,7 +149,11 @@ func (q *queue) probe(ctx context.Context) error {
 	if err := q.s.waitReady(ctx); err != nil {
 		return err
 	}
-	return q.wouldWait(ctx)
+	err := q.wouldWait(ctx)
+	if err != nil {
+		q.refused(err)
+	}
+	return err
 }
 
 // rekey sets key; whoever changes s, dir or mark calls it.

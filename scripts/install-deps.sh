@@ -9,6 +9,7 @@
 #                           tests (internal/pgtest) start their own servers
 #                           (Debian may also set up its own cluster on 5432;
 #                           the tests never use it)
+#   chromium                a headless browser, for zklock ui's browser tests
 #   gcc                     a C compiler, unless cc or gcc is on PATH: go test -race
 #                           needs cgo
 # Idempotent: a machine that has everything is left untouched (no apt-get
@@ -30,6 +31,9 @@ fi
 if ! command -v cc >/dev/null 2>&1 && ! command -v gcc >/dev/null 2>&1; then
 	missing+=(gcc)
 fi
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+	missing+=(chromium)
+fi
 for p in libcurator-recipes-java python3-kazoo; do
 	installed "$p" || missing+=("$p")
 done
@@ -40,7 +44,7 @@ done
 [ -n "$have_pg" ] || missing+=(postgresql)
 
 if [ ${#missing[@]} -eq 0 ]; then
-	echo "install-deps: ZooKeeper, Java, Curator, kazoo, PostgreSQL and a C compiler are already installed"
+	echo "install-deps: ZooKeeper, Java, Curator, kazoo, PostgreSQL, chromium and a C compiler are already installed"
 	exit 0
 fi
 

@@ -56,6 +56,8 @@ type verbOpts struct {
 	latch   bool   // elect: a Curator LeaderLatch participant
 	listen  bool   // elect: follow the leader, take no part
 
+	view viewOpts // ui, ls (ui.go)
+
 	revocable bool // holding verbs: --revocable
 }
 
@@ -248,7 +250,7 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 	case err != nil:
 		return nil, err
 	}
-	if inv.path, err = lockPath(path); err != nil {
+	if inv.path, err = lockPath(path); err != nil && !v.pathless { // a pathless verb has none
 		return nil, err
 	}
 	inv.cmd = cmd
@@ -277,8 +279,14 @@ func splitVerbArgs(fs *flag.FlagSet, v *verb, args []string) (string, []string, 
 		return "", nil, err
 	}
 	rest := fs.Args()
-	if len(rest) == 0 {
+	if v.pathless && len(rest) > 0 {
+		return "", nil, usagef("%s: unexpected argument %q (it takes no PATH; see --root)", v.name, rest[0])
+	}
+	if len(rest) == 0 && !v.pathless {
 		return "", nil, usagef("%s: missing PATH", v.name)
+	}
+	if v.pathless {
+		return "", nil, nil
 	}
 	path := rest[0]
 	if err := parseFlags(fs, rest[1:]); err != nil {

@@ -40,8 +40,8 @@ type verb struct {
 	run    func(a *app, inv *invocation) int
 
 	// holds: the verb takes PATH [--] [CMD [ARG...]] and holds while CMD
-	// runs; otherwise it takes exactly one path.
-	holds bool
+	// runs; otherwise it takes exactly one path, or none if pathless.
+	holds, pathless bool
 
 	// flags registers the verb's own flags (beyond the global ones).
 	flags func(fs *flag.FlagSet, o *verbOpts)
@@ -149,6 +149,7 @@ var verbs = []*verb{
 			"but is not an error. Revocation is advisory: zklock does not wait. With\n" +
 			"--namespace, NODE-PATH is relative to the namespace, as status lists it.",
 		example: "zklock revoke /locks/nightly-backup/_c_0f8e...-lock-0000000007"},
+	uiVerb, lsVerb,
 }
 
 // lossHelpDefault is the loss-limit paragraph of the verbs that keep the

@@ -162,6 +162,9 @@ func writeUsage(w io.Writer) {
 	fmt.Fprintf(&b, "  %-28s %s\n", "--latch", "elect: take part as a Curator LeaderLatch (nodes ...-latch-)")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--listen", "elect: print the leader, then each change; take no part")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--json", "status: print one JSON object; elect --listen: one per line")
+	fmt.Fprintf(&b, "  %-28s %s\n", "--root PATH", "ui, ls: show the locks under PATH (default /locks)")
+	fmt.Fprintf(&b, "  %-28s %s\n", "--listen ADDR, --allow-revoke", "ui: serve on ADDR (default 127.0.0.1:8080); offer revocation")
+	fmt.Fprintf(&b, "  %-28s %s\n", "--watch", "ls: print again at every change")
 	b.WriteString(usageTail)
 	_, _ = io.WriteString(w, b.String())
 }

@@ -51,6 +51,7 @@ func Example() {
 	// Output:
 	// zklock_acquire_wait_seconds count=1 sum=0.02s
 	// zklock_acquisitions_total 1
+	// zklock_held 0
 	// zklock_hold_seconds count=1 sum=3s
 	// zklock_losses_total cause=suspended 1
 	// zklock_sessions state=connected 1

@@ -13,14 +13,20 @@
 //	zklock_acquisitions_total    counter: locks acquired (re-entries are not counted)
 //	zklock_releases_total        counter: holds released
 //	zklock_losses_total          counter by cause: expired, suspended, node_gone, closed, other
+//	zklock_acquire_failures_total counter by reason: locked, timeout, canceled, expired,
+//	                             closed, unreachable, other (acquires that ended without a hold)
+//	zklock_held                  gauge: holds held now (each acquisition once, re-entries aside)
+//	zklock_waiting               gauge: acquires under way now
 //	zklock_sessions              gauge by state: sessions now connecting, connected,
 //	                             suspended or expired (a closed session leaves the gauge)
 //
-// With WithPathLabel the histograms and counters also carry the lock path;
-// use it only when the set of paths is small and fixed.
+// With WithPathLabel the histograms, counters and the held and waiting
+// gauges also carry the lock path; use it only when the set of paths is
+// small and fixed. No metric has a per-node or per-session label.
 package zklockprom
 
 import (
+	"context"
 	"errors"
 	"sync"
 
@@ -38,13 +44,26 @@ const (
 	CauseOther     = "other"
 )
 
+// Failure reasons, the values of the reason label of
+// zklock_acquire_failures_total.
+const (
+	ReasonLocked      = "locked"      // a try found the lock taken (zklock.ErrLocked)
+	ReasonTimeout     = "timeout"     // the context's deadline passed
+	ReasonCanceled    = "canceled"    // the context was cancelled
+	ReasonExpired     = "expired"     // the session expired while waiting
+	ReasonClosed      = "closed"      // the session was closed while waiting
+	ReasonUnreachable = "unreachable" // no server answered (zklock.ErrUnreachable)
+	ReasonOther       = "other"
+)
+
 // Metrics is a prometheus.Collector fed by zklock events. Register it once
 // and give its SessionOption (or Observer) to every session it should
 // count. It is safe for concurrent use.
 type Metrics struct {
 	wait, hold         *prometheus.HistogramVec
 	acquired, released *prometheus.CounterVec
-	losses             *prometheus.CounterVec
+	losses, failures   *prometheus.CounterVec
+	held, waiting      *prometheus.GaugeVec
 	sessions           *prometheus.GaugeVec
 	pathLabel          bool
 }
@@ -91,6 +110,13 @@ func New(opts ...Option) *Metrics {
 			Help: "Holds released by their holder."}, labels),
 		losses: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: c.namespace, Name: "losses_total",
 			Help: "Holds lost, by cause (expired, suspended, node_gone, closed, other)."}, append([]string{"cause"}, labels...)),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: c.namespace, Name: "acquire_failures_total",
+			Help: "Acquires that ended without a hold, by reason (locked, timeout, canceled, expired, closed, unreachable, other)."},
+			append([]string{"reason"}, labels...)),
+		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: c.namespace, Name: "held",
+			Help: "Holds held now (each acquisition counts once, re-entries aside)."}, labels),
+		waiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: c.namespace, Name: "waiting",
+			Help: "Acquires under way now."}, labels),
 		sessions: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: c.namespace, Name: "sessions",
 			Help: "Sessions in each state (connecting, connected, suspended, expired)."}, []string{"state"}),
 	}
@@ -111,7 +137,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.wait, m.hold, m.acquired, m.released, m.losses, m.sessions}
+	return []prometheus.Collector{m.wait, m.hold, m.acquired, m.released, m.losses, m.failures, m.held, m.waiting, m.sessions}
 }
 
 // SessionOption is zklock.WithObserver(m.Observer()): pass it to
@@ -123,7 +149,7 @@ func (m *Metrics) SessionOption() zklock.SessionOption { return zklock.WithObser
 // change. To feed a session's events to other code as well, call the
 // observer from your own.
 func (m *Metrics) Observer() func(zklock.Event) {
-	o := &sessionObserver{m: m, state: zklock.StateConnecting}
+	o := &sessionObserver{m: m, state: zklock.StateConnecting, waiting: map[uint64]bool{}, holding: map[uint64]bool{}}
 	m.sessions.WithLabelValues(zklock.StateConnecting.String()).Inc()
 	return o.observe
 }
@@ -132,6 +158,43 @@ type sessionObserver struct {
 	m     *Metrics
 	mu    sync.Mutex
 	state zklock.State
+	// The acquires now waiting and holding, by Event.Acquire, so that
+	// each moves the gauges once whatever the order of its events.
+	waiting, holding map[uint64]bool
+}
+
+// gauges moves the held and waiting gauges for one acquire's event, once
+// per acquire whatever the order of its events. A hand-made event without
+// a number (Acquire 0) moves the held gauge only.
+func (o *sessionObserver) gauges(ev zklock.Event, labels []string) {
+	id := ev.Acquire
+	o.mu.Lock()
+	wasWaiting, wasHolding := o.waiting[id], o.holding[id]
+	delete(o.waiting, id)
+	delete(o.holding, id)
+	waits, holds := ev.Kind == zklock.EventAcquiring, ev.Kind == zklock.EventAcquired
+	if id == 0 {
+		waits, wasWaiting = false, false
+		wasHolding = ev.Kind == zklock.EventReleased || ev.Kind == zklock.EventLost
+	} else {
+		if waits {
+			o.waiting[id] = true
+		}
+		if holds {
+			o.holding[id] = true
+		}
+	}
+	o.mu.Unlock()
+	step := func(g *prometheus.GaugeVec, was, is bool) {
+		switch {
+		case is && !was:
+			g.WithLabelValues(labels...).Inc()
+		case was && !is:
+			g.WithLabelValues(labels...).Dec()
+		}
+	}
+	step(o.m.waiting, wasWaiting, waits)
+	step(o.m.held, wasHolding, holds)
 }
 
 func (o *sessionObserver) observe(ev zklock.Event) {
@@ -151,13 +214,21 @@ func (o *sessionObserver) observe(ev zklock.Event) {
 			o.state = ev.State
 		}
 		o.mu.Unlock()
+	case zklock.EventAcquiring:
+		o.gauges(ev, labels)
+	case zklock.EventAcquireFailed:
+		o.gauges(ev, labels)
+		m.failures.WithLabelValues(append([]string{Reason(ev.Err)}, labels...)...).Inc()
 	case zklock.EventAcquired:
+		o.gauges(ev, labels)
 		m.acquired.WithLabelValues(labels...).Inc()
 		m.wait.WithLabelValues(labels...).Observe(ev.Wait.Seconds())
 	case zklock.EventReleased:
+		o.gauges(ev, labels)
 		m.released.WithLabelValues(labels...).Inc()
 		m.hold.WithLabelValues(labels...).Observe(ev.Held.Seconds())
 	case zklock.EventLost:
+		o.gauges(ev, labels)
 		m.losses.WithLabelValues(append([]string{Cause(ev.Err)}, labels...)...).Inc()
 		m.hold.WithLabelValues(labels...).Observe(ev.Held.Seconds())
 	}
@@ -176,4 +247,23 @@ func Cause(err error) string {
 		return CauseClosed
 	}
 	return CauseOther
+}
+
+// Reason names why an acquire failed, as the reason label does.
+func Reason(err error) string {
+	switch {
+	case errors.Is(err, zklock.ErrLocked):
+		return ReasonLocked
+	case errors.Is(err, zklock.ErrUnreachable):
+		return ReasonUnreachable
+	case errors.Is(err, zklock.ErrSessionExpired):
+		return ReasonExpired
+	case errors.Is(err, zklock.ErrClosed):
+		return ReasonClosed
+	case errors.Is(err, context.DeadlineExceeded):
+		return ReasonTimeout
+	case errors.Is(err, context.Canceled):
+		return ReasonCanceled
+	}
+	return ReasonOther
 }

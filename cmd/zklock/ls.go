@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/zklock/zklock/internal/lockview"
+)
+
+var lsVerb = &verb{
+	name: "ls", args: "[--root PATH] [--watch] [--json]",
+	summary: "every lock under a root: recipe, holders, tokens, waiters (zklock ui's overview)",
+	run:     runLs, pathless: true, check: checkRoot,
+	flags: func(fs *flag.FlagSet, o *verbOpts) {
+		registerRoot(fs, o)
+		fs.BoolVar(&o.view.watch, "watch", false, "print the overview again at every change, until a signal or --timeout")
+		fs.BoolVar(&o.json, "json", false, "print the JSON of /api/locks (with --watch, one object per line)")
+	},
+	about: "Prints the overview of zklock ui for a terminal: every lock directory under\n" +
+		"--root (walked), its recipe, holders (id and session), hold age, fencing token,\n" +
+		"number waiting and oldest wait. --json prints the object zklock ui serves at\n" +
+		"/api/locks. With --watch it keeps the same watches as zklock ui and prints the\n" +
+		"overview again after each change, until SIGINT, SIGTERM or SIGHUP, or until\n" +
+		"--timeout (exit 0). The walk is bounded by --timeout (60s if 0).",
+	example: "zklock ls\n" +
+		"zklock ls --root /jobs --json\n" +
+		"zklock ls --watch",
+}
+
+// lsWalkBound bounds the first walk when --timeout is 0.
+const lsWalkBound = 60 * time.Second
+
+// runLs is `zklock ls`: it connects, walks the root once (the same view as
+// zklock ui) and prints it; with --watch, again at every change.
+func runLs(a *app, inv *invocation) int {
+	cfg := &inv.cfg
+	ctx, stop := a.interruptible(context.Background())
+	defer stop()
+	if cfg.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
+		defer cancel()
+	}
+	s, err := a.connect(ctx, cfg)
+	if err != nil {
+		var sig *interrupted
+		if errors.As(err, &sig) {
+			return exitOK
+		}
+		a.errorf("ls: %v", err)
+		return exitCode(err)
+	}
+	defer s.Close()
+	v, err := lockview.New(s, lockview.Config{Root: inv.opts.view.root, Logger: a.log})
+	if err != nil {
+		a.errorf("ls: %v", err)
+		return exitError
+	}
+	defer v.Close()
+	bound := lsWalkBound
+	if cfg.timeout > 0 {
+		bound = cfg.timeout
+	}
+	select {
+	case <-v.Ready():
+	case <-time.After(bound):
+		a.errorf("ls: the walk of %s did not finish within %v", inv.opts.view.root, bound)
+		return exitError
+	case <-ctx.Done():
+		return exitOK
+	}
+	for {
+		changed := v.Changed()
+		if err := writeOverview(a.stdout, v.Overview(""), inv.opts.json, inv.opts.view.watch); err != nil {
+			a.errorf("write stdout: %v", err)
+			return exitError
+		}
+		if !inv.opts.view.watch {
+			return exitOK
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return exitOK
+		}
+		select { // one print for a burst of changes
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			return exitOK
+		}
+	}
+}
+
+// writeOverview prints the overview as a table, or as JSON (indented, or
+// one object per line when watching).
+func writeOverview(w io.Writer, o lockview.Overview, asJSON, watching bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		if !watching {
+			enc.SetIndent("", "  ")
+		}
+		return enc.Encode(o)
+	}
+	held, waiting := 0, 0
+	for _, l := range o.Locks {
+		held += len(l.Holders)
+		waiting += l.Waiting
+	}
+	ns := ""
+	if o.Namespace != "" {
+		ns = " (namespace " + o.Namespace + ")"
+	}
+	var b strings.Builder
+	if watching {
+		fmt.Fprintf(&b, "-- %s\n", o.At.Local().Format(time.TimeOnly))
+	}
+	fmt.Fprintf(&b, "%s%s: %d lock(s), %d held, %d waiting\n", o.Root, ns, len(o.Locks), held, waiting)
+	if o.Problem != "" {
+		fmt.Fprintf(&b, "note: %s\n", o.Problem)
+	}
+	if len(o.Locks) > 0 {
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "PATH\tRECIPE\tHOLDER\tSESSION\tHELD\tTOKEN\tWAITING\tOLDEST_WAIT")
+		for _, l := range o.Locks {
+			holder, session, heldFor, token, oldest := "-", "-", "-", "-", "-"
+			if len(l.Holders) > 0 {
+				h := l.Holders[0]
+				holder, session = printable(h.ID), h.Session
+				if holder == "" {
+					holder = "(no id)"
+				}
+				if len(l.Holders) > 1 {
+					holder += fmt.Sprintf(" (+%d)", len(l.Holders)-1)
+				}
+				heldFor, token = age(l.HeldSince, o.At), fmt.Sprint(l.Token)
+			}
+			if l.Waiting > 0 && !l.OldestWait.IsZero() {
+				oldest = age(l.OldestWait, o.At)
+			}
+			recipe := string(l.Recipe)
+			if l.Leases > 0 {
+				recipe += fmt.Sprintf("(%d)", l.Leases)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", printable(l.Path), recipe, holder, session, heldFor, token, l.Waiting, oldest)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// age is how long before now t was, to the second.
+func age(t, now time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return max(now.Sub(t), 0).Truncate(time.Second).String()
+}

@@ -1,0 +1,375 @@
+package lockview
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zklock/zklock"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Server is the HTTP face of a View: the overview at /, a lock's page at
+// /lock/<path>, their JSON at /api/locks and /api/locks/<path>, their
+// live updates at /events (server-sent events), and, with revocation
+// allowed, /revoke. Everything it serves is embedded.
+type Server struct {
+	v           *View
+	allowRevoke bool
+	token       string // the revoke form's, against cross-site posts
+	tmpl        *template.Template
+	mux         *http.ServeMux
+	quit        chan struct{}
+	quitOnce    sync.Once
+}
+
+// NewServer serves v; allowRevoke adds the revocation button.
+func NewServer(v *View, allowRevoke bool) *Server {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	s := &Server{v: v, allowRevoke: allowRevoke, token: hex.EncodeToString(b[:]), mux: http.NewServeMux(), quit: make(chan struct{})}
+	s.tmpl = template.Must(template.New("").Funcs(template.FuncMap{
+		"rfc":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"clock":   func(t time.Time) string { return t.Local().Format("15:04:05") },
+		"ago":     ago,
+		"lockURL": lockURL,
+		"label":   Recipe.Label,
+		"join":    strings.Join,
+		"short":   shortName,
+		"inc":     func(i int) int { return i + 1 },
+	}).ParseFS(assets, "assets/pages.html"))
+	static, _ := fs.Sub(assets, "assets")
+	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	s.mux.HandleFunc("GET /{$}", s.overview)
+	s.mux.HandleFunc("GET /lock/{path...}", s.lock)
+	s.mux.HandleFunc("GET /api/locks", s.apiLocks)
+	s.mux.HandleFunc("GET /api/locks/{path...}", s.apiLock)
+	s.mux.HandleFunc("GET /events", s.events)
+	s.mux.HandleFunc("GET /revoke", s.confirmRevoke)
+	s.mux.HandleFunc("POST /revoke", s.revoke)
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
+	s.mux.ServeHTTP(w, r)
+}
+
+// Close ends the event streams, so that an http.Server can shut down.
+func (s *Server) Close() { s.quitOnce.Do(func() { close(s.quit) }) }
+
+// page is what every template gets.
+type page struct {
+	Title, Root, Namespace string
+	ReadOnly, AllowRevoke  bool
+	Status                 Status
+	Events                 string // the URL of the page's event stream
+
+	// The overview.
+	Filter, Sort   string
+	Locks          []Lock
+	Held, Waiting  int
+	Lock           Lock
+	Node           Node
+	Message, Token string
+}
+
+func (s *Server) base(title string) page {
+	return page{Title: title, Root: s.v.cfg.Root, Namespace: s.v.s.Namespace(), ReadOnly: !s.allowRevoke, AllowRevoke: s.allowRevoke}
+}
+
+// overviewPage is the overview as filtered and sorted by r's q and sort.
+func (s *Server) overviewPage(r *http.Request) page {
+	p := s.base("Locks")
+	p.Filter, p.Sort = r.URL.Query().Get("q"), r.URL.Query().Get("sort")
+	if p.Sort != "age" {
+		p.Sort = "path"
+	}
+	o := s.v.Overview(p.Filter)
+	sortLocks(o.Locks, p.Sort)
+	p.Locks, p.Status = o.Locks, Status{Connected: o.Connected, Problem: o.Problem, At: o.At}
+	for _, l := range o.Locks {
+		p.Held += len(l.Holders)
+		p.Waiting += l.Waiting
+	}
+	p.Events = "/events?" + url.Values{"view": {"overview"}, "q": {p.Filter}, "sort": {p.Sort}}.Encode()
+	return p
+}
+
+// sortLocks orders the overview: by path, or by hold age (the longest
+// held first; free locks last, by path).
+func sortLocks(ls []Lock, by string) {
+	if by != "age" {
+		return
+	}
+	slices.SortStableFunc(ls, func(a, b Lock) int {
+		ah, bh := len(a.Holders) > 0, len(b.Holders) > 0
+		switch {
+		case ah && bh:
+			return a.HeldSince.Compare(b.HeldSince)
+		case ah:
+			return -1
+		case bh:
+			return 1
+		}
+		return 0
+	})
+}
+
+func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
+	s.render(w, http.StatusOK, "overview", s.overviewPage(r))
+}
+
+// lockPage is the page of the lock at the caller's path p.
+func (s *Server) lockPage(p string) (page, bool) {
+	l, st, ok := s.v.Lock(p)
+	pg := s.base(p)
+	pg.Lock, pg.Status = l, st
+	pg.Events = "/events?" + url.Values{"lock": {p}}.Encode()
+	return pg, ok
+}
+
+func (s *Server) lock(w http.ResponseWriter, r *http.Request) {
+	p := "/" + r.PathValue("path")
+	pg, ok := s.lockPage(p)
+	if !ok {
+		s.fail(w, http.StatusNotFound, "No lock at "+p, noLock(p, s.v.Status()))
+		return
+	}
+	if r.URL.Query().Get("revoked") != "" {
+		pg.Message = "The revocation request was written. A revocable holder releases; the queue below shows when it does."
+	}
+	s.render(w, http.StatusOK, "lock", pg)
+}
+
+func noLock(p string, st Status) string {
+	msg := "No lock directory is known at " + p + ": it may not exist, hold no lock nodes, or lie outside the root."
+	if st.Problem != "" {
+		msg += " (" + st.Problem + ")"
+	}
+	return msg
+}
+
+func (s *Server) apiLocks(w http.ResponseWriter, r *http.Request) {
+	o := s.v.Overview(r.URL.Query().Get("q"))
+	sortLocks(o.Locks, r.URL.Query().Get("sort"))
+	writeJSON(w, http.StatusOK, o)
+}
+
+func (s *Server) apiLock(w http.ResponseWriter, r *http.Request) {
+	p := "/" + r.PathValue("path")
+	l, st, ok := s.v.Lock(p)
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": noLock(p, st)})
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Lock
+		Connected bool   `json:"connected"`
+		Problem   string `json:"view_problem,omitempty"`
+	}{l, st.Connected, st.Problem})
+}
+
+// events streams a page's live part (view=overview with q and sort, or
+// lock=PATH) as server-sent events named "update", each the HTML of the
+// part: one at once, then one after each change the view's watches see
+// (at most one each 200ms), until the client goes or the server closes.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming is not supported", http.StatusInternalServerError)
+		return
+	}
+	q := r.URL.Query()
+	render := func(b *bytes.Buffer) error {
+		if p := q.Get("lock"); p != "" {
+			pg, _ := s.lockPage(p)
+			return s.tmpl.ExecuteTemplate(b, "lock-live", pg)
+		}
+		return s.tmpl.ExecuteTemplate(b, "overview-live", s.overviewPage(r))
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	keepalive := time.NewTicker(20 * time.Second)
+	defer keepalive.Stop()
+	var b bytes.Buffer
+	for {
+		changed := s.v.Changed()
+		b.Reset()
+		if err := render(&b); err != nil {
+			return
+		}
+		if err := writeEvent(w, "update", b.Bytes()); err != nil {
+			return
+		}
+		fl.Flush()
+		for waiting := true; waiting; {
+			select {
+			case <-changed:
+				waiting = false
+			case <-keepalive.C:
+				if _, err := w.Write([]byte(": keepalive\n\n")); err != nil {
+					return
+				}
+				fl.Flush()
+			case <-r.Context().Done():
+				return
+			case <-s.quit:
+				return
+			}
+		}
+		select { // let a burst of changes settle into one update
+		case <-time.After(200 * time.Millisecond):
+		case <-r.Context().Done():
+			return
+		case <-s.quit:
+			return
+		}
+	}
+}
+
+// writeEvent writes one server-sent event; each line of data is a data
+// field (the client joins them with newlines).
+func writeEvent(w http.ResponseWriter, name string, data []byte) error {
+	var b bytes.Buffer
+	b.WriteString("event: " + name + "\n")
+	for line := range bytes.SplitSeq(data, []byte("\n")) {
+		b.WriteString("data: ")
+		b.Write(bytes.TrimRight(line, "\r"))
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// holderOf finds the holder whose node is at the caller's path p.
+func (s *Server) holderOf(p string) (Lock, Node, bool) {
+	l, _, ok := s.v.Lock(lockOf(p))
+	if !ok {
+		l, _, ok = s.v.Lock(path.Dir(p))
+	}
+	for _, n := range l.Holders {
+		if ok && n.Path == p {
+			return l, n, true
+		}
+	}
+	return l, Node{}, false
+}
+
+func (s *Server) confirmRevoke(w http.ResponseWriter, r *http.Request) {
+	if !s.allowRevoke {
+		s.fail(w, http.StatusForbidden, "Revocation is off", "This server is read-only: start zklock ui with --allow-revoke to ask holders to release.")
+		return
+	}
+	p := r.URL.Query().Get("node")
+	l, n, ok := s.holderOf(p)
+	if !ok {
+		s.fail(w, http.StatusNotFound, "Not a holder", p+" is not the node of a holder shown here (it may have released already).")
+		return
+	}
+	pg := s.base("Ask to release")
+	pg.Lock, pg.Node, pg.Token = l, n, s.token
+	s.render(w, http.StatusOK, "revoke", pg)
+}
+
+func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
+	if !s.allowRevoke {
+		s.fail(w, http.StatusForbidden, "Revocation is off", "This server is read-only: start zklock ui with --allow-revoke to ask holders to release.")
+		return
+	}
+	site := r.Header.Get("Sec-Fetch-Site")
+	if r.FormValue("token") != s.token || (site != "" && site != "same-origin" && site != "none") {
+		s.fail(w, http.StatusForbidden, "Request refused", "The confirmation form was not this server's: open the lock's page and ask again.")
+		return
+	}
+	p := r.FormValue("node")
+	l, _, ok := s.holderOf(p)
+	if !ok {
+		s.fail(w, http.StatusNotFound, "Not a holder", p+" is not the node of a holder shown here (it may have released already).")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	if err := s.v.Revoke(ctx, p); err != nil {
+		code := http.StatusBadGateway
+		if errors.Is(err, zklock.ErrInvalidArgument) {
+			code = http.StatusBadRequest
+		}
+		s.fail(w, code, "Revocation failed", err.Error())
+		return
+	}
+	http.Redirect(w, r, lockURL(l.Path)+"?revoked=1", http.StatusSeeOther)
+}
+
+func (s *Server) render(w http.ResponseWriter, code int, name string, p page) {
+	var b bytes.Buffer
+	if err := s.tmpl.ExecuteTemplate(&b, name, p); err != nil {
+		http.Error(w, "render: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = w.Write(b.Bytes())
+}
+
+func (s *Server) fail(w http.ResponseWriter, code int, title, msg string) {
+	p := s.base(title)
+	p.Message = msg
+	s.render(w, code, "error", p)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// lockURL is the page of the lock at the caller's path p.
+func lockURL(p string) string {
+	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	for i, e := range parts {
+		parts[i] = url.PathEscape(e)
+	}
+	return "/lock/" + strings.Join(parts, "/")
+}
+
+// ago renders a time as an age that the page's script keeps ticking.
+func ago(t time.Time) template.HTML {
+	if t.IsZero() {
+		return "–"
+	}
+	return template.HTML(fmt.Sprintf(`<time datetime="%s" data-since="%d">%s</time>`,
+		t.UTC().Format(time.RFC3339), t.UnixMilli(), age(t, time.Now())))
+}
+
+// shortName shortens a protected node name: its 36-character uuid to 8.
+func shortName(n string) string {
+	if m := curatorName.FindString(n); m != "" {
+		return n[:11] + "…" + n[len(m)-1:]
+	}
+	return n
+}

@@ -1,0 +1,333 @@
+package lockview
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklock/zklock"
+)
+
+// Config is what a View watches and how much of it.
+type Config struct {
+	// Root is the caller's path of the tree to walk (default "/locks").
+	Root string
+	// MaxDirs bounds the directories watched (default 20,000); past it the
+	// overview says what was left out.
+	MaxDirs int
+	// MaxDetail bounds the nodes of one directory whose stat is read
+	// (default 200, in queue order); the rest are counted, not read.
+	MaxDetail int
+	// RequestTimeout bounds each ZooKeeper request (default 10s).
+	RequestTimeout time.Duration
+	Logger         *slog.Logger
+}
+
+// A View keeps every lock directory under a root current: one goroutine
+// and one children watch per directory, started by New and stopped by
+// Close. Readers (Overview, Lock, Changed) share them. It is safe for
+// concurrent use.
+type View struct {
+	s    *zklock.Session
+	cfg  Config
+	root string // znode path of the root
+	ns   string // znode path of the namespace ("" for none)
+	log  *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu        sync.Mutex
+	dirs      map[string]*dir // by znode path
+	locks     map[string]*lockState
+	changed   chan struct{} // closed and replaced at every change
+	connected bool
+	connCh    chan struct{} // closed and replaced when connected changes
+	sid       int64
+	rootGone  bool
+	full      bool // MaxDirs reached
+	pending   int  // directories not yet listed once
+	ready     chan struct{}
+	isReady   bool
+	revokes   map[string]time.Time // node znode paths this server asked to release
+	vanished  map[int64][]gone     // recent holder and waiter departures, by session
+}
+
+// dir is one watched znode.
+type dir struct {
+	path     string
+	listed   bool // listed once at least
+	counted  bool // counted as listed for Ready
+	children []string
+	stat     zk.Stat
+	data     []byte               // the node's data, when short (a stored lease count)
+	nodes    map[string]*nodeStat // the stats of the lock nodes read so far
+	subs     map[string]bool      // children with a tracker of their own
+	problem  string
+}
+
+// nodeStat is what a lock node's read gave.
+type nodeStat struct {
+	data  []byte
+	ctime time.Time
+	czxid int64
+	sid   int64
+}
+
+// New starts watching cfg.Root on s. The first listing of every directory
+// is under way when it returns; Ready tells when it is done. s must stay
+// open until Close.
+func New(s *zklock.Session, cfg Config) (*View, error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: nil session", zklock.ErrInvalidArgument)
+	}
+	if cfg.Root == "" {
+		cfg.Root = "/locks"
+	}
+	if cfg.Root != "/" {
+		if err := zklock.ValidatePath(cfg.Root); err != nil {
+			return nil, fmt.Errorf("root: %w", err)
+		}
+	}
+	if cfg.MaxDirs <= 0 {
+		cfg.MaxDirs = 20000
+	}
+	if cfg.MaxDetail <= 0 {
+		cfg.MaxDetail = 200
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	v := &View{
+		s: s, cfg: cfg, root: s.FullPath(cfg.Root), log: cfg.Logger,
+		dirs: map[string]*dir{}, locks: map[string]*lockState{},
+		changed: make(chan struct{}), connCh: make(chan struct{}), ready: make(chan struct{}),
+		revokes: map[string]time.Time{}, vanished: map[int64][]gone{},
+	}
+	if ns := s.Namespace(); ns != "" {
+		v.ns = "/" + ns
+	}
+	v.ctx, v.cancel = context.WithCancel(context.Background())
+	v.connected, v.sid = s.State() == zklock.StateConnected, s.ID()
+	v.wg.Go(v.followSession)
+	v.mu.Lock()
+	v.spawnLocked(v.root)
+	v.mu.Unlock()
+	return v, nil
+}
+
+// Close stops every watch goroutine and waits for them. Requests still in
+// flight end with the session.
+func (v *View) Close() {
+	v.cancel()
+	v.wg.Wait()
+}
+
+// Ready is closed once every directory found has been listed once (or the
+// root was found missing).
+func (v *View) Ready() <-chan struct{} { return v.ready }
+
+// Changed returns a channel closed at the next change of anything shown.
+func (v *View) Changed() <-chan struct{} {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.changed
+}
+
+// Status says whether the view is current.
+func (v *View) Status() Status {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.statusLocked()
+}
+
+func (v *View) statusLocked() Status {
+	st := Status{Connected: v.connected, At: time.Now()}
+	var problems []string
+	if !v.connected {
+		problems = append(problems, "the connection to ZooKeeper is lost; reconnecting (what is shown may be out of date)")
+	}
+	if v.rootGone {
+		problems = append(problems, fmt.Sprintf("%s does not exist (yet); it is watched and shown once created", v.cfg.Root))
+	}
+	if v.full {
+		problems = append(problems, fmt.Sprintf("over %d directories under %s: the rest are not watched", v.cfg.MaxDirs, v.cfg.Root))
+	}
+	var failing []string
+	for _, d := range v.dirs {
+		if d.problem != "" {
+			failing = append(failing, d.problem)
+		}
+	}
+	slices.Sort(failing)
+	switch {
+	case len(failing) == 1:
+		problems = append(problems, failing[0])
+	case len(failing) > 1:
+		problems = append(problems, fmt.Sprintf("%d directories cannot be listed (%s, ...)", len(failing), failing[0]))
+	}
+	st.Problem = strings.Join(problems, "; ")
+	return st
+}
+
+// Overview returns every lock under the root, sorted by path; a filter
+// keeps the locks whose path contains it.
+func (v *View) Overview(filter string) Overview {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	st := v.statusLocked()
+	o := Overview{Root: v.cfg.Root, Namespace: v.s.Namespace(), Connected: st.Connected, Problem: st.Problem, At: st.At, Locks: []Lock{}}
+	for _, ls := range v.locks {
+		if ls.gone.IsZero() && strings.Contains(ls.lock.Path, filter) {
+			l := ls.lock
+			l.Queue, l.Timeline = nil, nil
+			o.Locks = append(o.Locks, l)
+		}
+	}
+	slices.SortFunc(o.Locks, func(a, b Lock) int { return cmp.Compare(a.Path, b.Path) })
+	return o
+}
+
+// Lock returns the lock at the caller's path p with its queue and
+// timeline, or false if no lock directory is known there.
+func (v *View) Lock(p string) (Lock, Status, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	ls, ok := v.locks[p]
+	if !ok {
+		return Lock{}, v.statusLocked(), false
+	}
+	l := ls.lock
+	l.Timeline = make([]Event, 0, len(ls.timeline))
+	for i := len(ls.timeline) - 1; i >= 0; i-- {
+		l.Timeline = append(l.Timeline, *ls.timeline[i])
+	}
+	return l, v.statusLocked(), true
+}
+
+// callerPath is a znode path without the namespace.
+func (v *View) callerPath(p string) string {
+	if v.ns == "" {
+		return p
+	}
+	if p == v.ns {
+		return "/"
+	}
+	return strings.TrimPrefix(p, v.ns)
+}
+
+// notifyLocked wakes every reader waiting on Changed.
+func (v *View) notifyLocked() {
+	close(v.changed)
+	v.changed = make(chan struct{})
+}
+
+// followSession tracks the session's state, locally (no request is sent):
+// readers are told when the connection is lost and found again, and the
+// directory goroutines wait while it is down.
+func (v *View) followSession() {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-v.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		up := v.s.State() == zklock.StateConnected
+		v.mu.Lock()
+		if up != v.connected {
+			v.connected = up
+			close(v.connCh)
+			v.connCh = make(chan struct{})
+			v.notifyLocked()
+		}
+		v.mu.Unlock()
+	}
+}
+
+// waitConnected waits until the session is connected; false if the view
+// is closed first.
+func (v *View) waitConnected() bool {
+	for {
+		v.mu.Lock()
+		up, ch := v.connected, v.connCh
+		v.mu.Unlock()
+		if up {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-v.ctx.Done():
+			return false
+		}
+	}
+}
+
+// request runs one ZooKeeper request, bounded by RequestTimeout and the
+// view's life: go-zookeeper's requests take no context, and one queued on
+// a dead connection would otherwise wait for the reconnect. f must write
+// only variables its caller reads after a nil error.
+func (v *View) request(f func() error) error {
+	ctx, cancel := context.WithTimeout(v.ctx, v.cfg.RequestTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("no answer from ZooKeeper within %v: %w", v.cfg.RequestTimeout, ctx.Err())
+	}
+}
+
+// Revoke asks the holder of the node at the caller's path p to release
+// (zklock.Revoke: Curator's revocation request, which only a revocable
+// holder acts on). Only a node the view shows as holding is accepted.
+func (v *View) Revoke(ctx context.Context, p string) error {
+	v.mu.Lock()
+	ls, ok := v.locks[path.Dir(p)]
+	if !ok && path.Base(path.Dir(p)) == "leases" {
+		ls, ok = v.locks[path.Dir(path.Dir(p))]
+	}
+	var holder *Node
+	if ok {
+		for i := range ls.lock.Holders {
+			if ls.lock.Holders[i].Path == p {
+				holder = &ls.lock.Holders[i]
+			}
+		}
+	}
+	v.mu.Unlock()
+	if holder == nil {
+		return fmt.Errorf("%w: %s is not a holder's node shown here", zklock.ErrInvalidArgument, p)
+	}
+	if err := zklock.Revoke(ctx, v.s, p); err != nil {
+		return err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.revokes[v.s.FullPath(p)] = time.Now()
+	if ls, ok := v.locks[ls.lock.Path]; ok {
+		ls.add(&Event{At: time.Now(), Kind: EventRevoke, Node: holder.Name, Session: holder.Session, ID: holder.ID,
+			Token: holder.Token, Why: "this server wrote Curator's revocation request (__REVOKE__) to the node"})
+	}
+	v.notifyLocked()
+	return nil
+}
+
+// isNoNode reports a node that does not exist.
+func isNoNode(err error) bool { return errors.Is(err, zk.ErrNoNode) }
