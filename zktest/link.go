@@ -116,9 +116,9 @@ func (p *Proxy) serve(l *link, member int) {
 		p.mu.Unlock()
 	}()
 	p.mu.Lock()
-	isolated := p.cutoff[l.member] != nil
+	isolated := p.cutoff[l.member] != nil || p.refused[l.member]
 	p.mu.Unlock()
-	if isolated { // Isolate: a new connection is refused (closed at once)
+	if isolated { // Isolate, Refuse: a new connection is refused (closed at once)
 		return
 	}
 	if !p.waitGate(l) { // blackholed: accept but never answer

@@ -29,6 +29,7 @@ type Proxy struct {
 	links    map[*link]struct{}
 	gate     chan struct{}         // closed while forwarding is allowed
 	cutoff   map[int]chan struct{} // isolated members: closed by Heal
+	refused  map[int]bool          // members new connections to are refused (Refuse)
 	counts   map[int32]int
 	log      []Exchange // see Exchanges
 	accepted int        // connections accepted, for Exchange.Conn
@@ -55,6 +56,7 @@ func (c *Cluster) Proxy(t testing.TB) *Proxy {
 		gate:    make(chan struct{}),
 		counts:  map[int32]int{},
 		cutoff:  map[int]chan struct{}{},
+		refused: map[int]bool{},
 		closed:  make(chan struct{}),
 	}
 	close(p.gate)
@@ -155,10 +157,28 @@ func (p *Proxy) Isolate(members ...int) {
 	}
 }
 
-// Heal ends a Blackhole and every Isolate.
+// Refuse closes new connections to some members at once, as a refused
+// connection would be, so that a client that connects or reconnects now
+// moves on to the other members; unlike Isolate, open connections are left
+// alone. With DropNextCreateReply it sends the creating client, once its
+// connection is closed, to the members it may still reach (a lagging
+// follower, see Cluster.SetLag). Out-of-range indexes are ignored. Heal
+// ends it.
+func (p *Proxy) Refuse(members ...int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, m := range members {
+		if m >= 0 && m < len(p.listeners) {
+			p.refused[m] = true
+		}
+	}
+}
+
+// Heal ends a Blackhole and every Isolate and Refuse.
 func (p *Proxy) Heal() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	clear(p.refused)
 	select {
 	case <-p.gate:
 	default:
