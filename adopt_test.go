@@ -1,0 +1,72 @@
+package zklock
+
+import (
+	"context"
+	"path"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zklock/zklock/zktest"
+)
+
+// Two nodes of one acquisition (our session, our protected prefix) with
+// another session's node between them, as when the search after a lost
+// create reply missed the first node and the next create queued behind it
+// (TestIntegration_AmbiguousCreateOnLaggingFollower shows how): the wait
+// adopts the first, deletes the second and holds, with the first node's
+// czxid as its token. It never waits on the first, nor on the node between
+// (which itself waits on the first), nor, for a semaphore of two leases,
+// counts the second as a lease taken.
+func TestIntegration_OwnNodeAheadIsAdopted(t *testing.T) {
+	c := zktest.Start(t)
+	s := pipeSession(t, c, c.Dialer())
+	other := pipeSession(t, c, c.Dialer())
+	mutex, err := NewMutex(s, "/locks/own-ahead")
+	require.NoError(t, err)
+	sem, err := NewSemaphore(s, "/locks/own-ahead-sem", 2)
+	require.NoError(t, err)
+	for _, q := range []*queue{&mutex.q, &sem.lease} {
+		t.Run(q.mark, func(t *testing.T) {
+			persistent(t, s, q.dir)
+			node := func(s *Session, prefix string) string {
+				t.Helper()
+				p, err := s.Conn().Create(q.dir+"/"+prefix+q.mark, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+				require.NoError(t, err)
+				return p
+			}
+			prefix := protectedPrefix()
+			first := node(s, prefix)
+			between := node(other, protectedPrefix())
+			second := node(s, prefix)
+			_, stat, err := s.Conn().Exists(second)
+			require.NoError(t, err)
+
+			// acquire (wait.go), from the second node on, as create returned it.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			w := &waiter{q: q, ctx: ctx, start: time.Now(), wk: wokeRelist, stepped: make(chan struct{}, 1),
+				e: &entry{dir: q.dir, name: path.Base(second), sid: s.ID(), stat: stat}}
+			w.run = w.step
+			for {
+				go w.run()
+				if <-w.stepped; w.hold != nil || w.err != nil {
+					break
+				}
+				w.wk = w.sleep()
+			}
+			require.NoError(t, w.err, "the wait waited on our own node")
+			h := w.hold
+			require.Equal(t, first, h.Node(), "the earlier node keeps our place")
+			_, fstat, err := s.Conn().Exists(first)
+			require.NoError(t, err)
+			require.Equal(t, fstat.Czxid, h.Token())
+			kids, _, err := s.Conn().Children(q.dir)
+			require.NoError(t, err)
+			require.ElementsMatch(t, []string{path.Base(first), path.Base(between)}, kids, "the second node is deleted")
+			require.NoError(t, h.Release())
+		})
+	}
+}
