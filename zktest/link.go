@@ -258,6 +258,9 @@ func (p *Proxy) sawRequest(l *link, f []byte, first bool) {
 		if wire.IsCreate(op) && p.dropCreate.CompareAndSwap(true, false) {
 			l.dropXid.Store(h.Xid)
 			l.dropArmed.Store(true)
+			if f := p.dropThen.Swap(nil); f != nil {
+				(*f)(l.member)
+			}
 		}
 		p.logRequest(l, h, r.Path)
 	}

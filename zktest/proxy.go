@@ -35,8 +35,9 @@ type Proxy struct {
 	accepted int        // connections accepted, for Exchange.Conn
 
 	dropCreate atomic.Bool
-	delay      [2]atomic.Int64 // nanoseconds: [0] to the server, [1] to the client
-	held       atomic.Int64    // frames read and not yet forwarded or dropped
+	dropThen   atomic.Pointer[func(int)] // DropNextCreateReplyThen's f
+	delay      [2]atomic.Int64           // nanoseconds: [0] to the server, [1] to the client
+	held       atomic.Int64              // frames read and not yet forwarded or dropped
 	closed     chan struct{}
 	closeOnce  sync.Once
 	wg         sync.WaitGroup
@@ -224,7 +225,22 @@ func (p *Proxy) SetDelay(toServer, toClient time.Duration) {
 // forwarded and applied by the server, but its reply is dropped and that
 // client's connection is closed at once, so the client cannot tell whether
 // the node exists (Curator's ChaosMonkeyCnxnFactory case).
-func (p *Proxy) DropNextCreateReply() { p.dropCreate.Store(true) }
+func (p *Proxy) DropNextCreateReply() { p.DropNextCreateReplyThen(nil) }
+
+// DropNextCreateReplyThen is DropNextCreateReply, and f (if not nil) runs
+// once the proxy has read that create request, before it forwards it, with
+// the index of the member the create goes to: for example to make another
+// member lag from this create on (Cluster.SetLag), so that it has applied
+// everything the client saw before the create, and to Refuse the others.
+// f runs on the proxy's forwarding goroutine, so it must return quickly.
+func (p *Proxy) DropNextCreateReplyThen(f func(member int)) {
+	if f != nil {
+		p.dropThen.Store(&f)
+	} else {
+		p.dropThen.Store(nil)
+	}
+	p.dropCreate.Store(true)
+}
 
 // Requests returns how many requests of each opcode (see
 // org.apache.zookeeper.ZooDefs.OpCode: 1 create, 2 delete, 3 exists,
