@@ -82,6 +82,24 @@ func TestIntegration_ProxyDropNextCreateReply(t *testing.T) {
 		return !errors.Is(err, zk.ErrNoServer) && !errors.Is(err, zk.ErrConnectionClosed)
 	}, 20*time.Second, 10*time.Millisecond)
 	require.NoError(t, err)
+
+	// Then: f runs as the create passes, before the server has it.
+	type seen struct {
+		member  int
+		existed bool
+		err     error
+	}
+	got := make(chan seen, 1)
+	p.DropNextCreateReplyThen(func(member int) {
+		ok, _, err := check.Exists(root + "/then")
+		got <- seen{member, ok, err}
+	})
+	_, err = conn.Create(root+"/then", nil, 0, zk.WorldACL(zk.PermAll))
+	require.Error(t, err)
+	require.Equal(t, seen{0, false, nil}, <-got)
+	ok, _, err := check.Exists(root + "/then")
+	require.NoError(t, err)
+	require.True(t, ok, "the create was forwarded after f")
 }
 
 // Refuse closes new connections at once and leaves open ones alone.
