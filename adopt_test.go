@@ -70,3 +70,33 @@ func TestIntegration_OwnNodeAheadIsAdopted(t *testing.T) {
 		})
 	}
 }
+
+// The search after a lost create reply adopts the earliest node of ours
+// with the prefix and deletes the later ones, whatever order the listing
+// gives them in.
+func TestIntegration_FindAdoptsTheEarliest(t *testing.T) {
+	c := zktest.Start(t)
+	s := pipeSession(t, c, c.Dialer())
+	m, err := NewMutex(s, "/locks/find-earliest")
+	require.NoError(t, err)
+	q := &m.q
+	persistent(t, s, q.dir)
+	prefix := protectedPrefix()
+	var nodes []string
+	for range 3 {
+		p, err := s.Conn().Create(q.dir+"/"+prefix+q.mark, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+		nodes = append(nodes, p)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e, err := q.find(ctx, prefix, s.ID())
+	require.NoError(t, err)
+	require.NotNil(t, e)
+	require.Equal(t, nodes[0], e.node())
+	require.Eventually(t, func() bool {
+		kids, _, err := s.Conn().Children(q.dir)
+		return err == nil && len(kids) == 1 && kids[0] == path.Base(nodes[0])
+	}, 10*time.Second, 10*time.Millisecond, "the later nodes are deleted")
+	require.NoError(t, s.Conn().Delete(nodes[0], -1))
+}
