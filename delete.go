@@ -158,7 +158,7 @@ func (c *cleaner) do(j cleanJob) error {
 	}
 	// As in find (create.go): a lagging server would list the directory
 	// without the node, and the node would outlive the search.
-	if !negNoSync {
+	if !negNoSync { // test-only (negative_off.go)
 		if err := c.s.sync(ctx, j.dir); err != nil {
 			return err
 		}

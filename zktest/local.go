@@ -308,7 +308,9 @@ func (lb *localBackend) shutdown(t testing.TB) {
 		}
 		m.mu.Unlock()
 	}
-	lb.closeRelays()
+	if lb.relays != nil {
+		lb.relays.close() // kept, not nil: SetLag may still be called
+	}
 }
 
 func (lb *localBackend) clientTLS() *tls.Config {
