@@ -8,20 +8,22 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 
 	"github.com/go-zookeeper/zk"
 )
 
 // create makes our ephemeral sequential node with Curator's protected name.
 // After a connection error the outcome is unknown, so before creating again
-// it searches the directory for our prefix and adopts the node if our
-// session owns it; a node left by an older session is deleted. A node that
-// is handed to the cleaner is never searched for again: the next attempt
-// gets a new prefix. Each create
-// request is followed by a pipelined listing of the directory (see
-// pipeline.go), and the entry of the create that succeeded carries its
-// listing in first; the listings of failed attempts are waited for and
-// dropped before the next attempt.
+// it syncs the server and searches the directory for our prefix (see find),
+// adopting the node if our session owns it; a node left by an older session
+// is deleted. A node that is handed to the cleaner is never searched for
+// again: the next attempt gets a new prefix. Should a second node of ours
+// queue behind the first all the same, the wait adopts the first (see
+// sameCreate). Each create request is followed by a pipelined listing of
+// the directory (see pipeline.go), and the entry of the create that
+// succeeded carries its listing in first; the listings of failed attempts
+// are waited for and dropped before the next attempt.
 func (q *queue) create(ctx context.Context) (*entry, error) {
 	prefix := protectedPrefix()
 	ambiguous := false
@@ -121,8 +123,21 @@ func (q *queue) backoff(ctx context.Context, attempt int) int {
 	return attempt + 1
 }
 
-// find looks for our protected prefix after an ambiguous create.
+// find looks for our protected prefix after an ambiguous create. It syncs
+// the server first: the session may have moved to a follower that has not
+// yet applied the create (the client never saw the create's zxid, so the
+// follower accepted the session), where a plain listing would miss the
+// node and a second create would queue behind it. Of the nodes found, it
+// adopts the earliest that our session owns and hands the others to the
+// cleaner: later attempts of ours, or a node that an older session left
+// (an expired session's nodes may still be listed by a lagging server).
+// A sync costs a round trip through the leader, on this path only.
 func (q *queue) find(ctx context.Context, prefix string, sid int64) (*entry, error) {
+	if !negNoSync { // test-only (negative_off.go)
+		if err := q.s.sync(ctx, q.dir); err != nil {
+			return nil, err
+		}
+	}
 	children, err := q.s.list(ctx, q.dir)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil
@@ -130,23 +145,55 @@ func (q *queue) find(ctx context.Context, prefix string, sid int64) (*entry, err
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range children {
-		if len(name) <= len(prefix) || name[:len(prefix)] != prefix {
-			continue
-		}
-		e := &entry{dir: q.dir, name: name, sid: sid}
+	var found *entry
+	for _, c := range sortContenders(slices.DeleteFunc(children, func(name string) bool {
+		return len(name) <= len(prefix) || name[:len(prefix)] != prefix
+	})) {
+		e := &entry{dir: q.dir, name: c.name, sid: sid}
 		stat, err := q.s.stat(ctx, e.node())
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 		case err != nil:
 			return nil, err
-		case stat.EphemeralOwner == sid:
-			return e, nil
+		case stat.EphemeralOwner == sid && found == nil:
+			found = e
 		default:
 			q.s.cleaner.deleteNode(e.node(), stat.EphemeralOwner)
 		}
 	}
-	return nil, nil
+	return found, nil
+}
+
+// adopt moves the acquisition to p, the node of its own that the listing
+// showed ahead of ours (see sameCreate), and deletes ours: the earlier node
+// keeps our place in the queue, and its czxid, read here, is the token the
+// hold will report. A node at p that another session owns is an older
+// session's of ours, already expired: it is deleted and waited for like
+// any node ahead, since a lagging server may list it until it has applied
+// the expiry.
+func (w *waiter) adopt(ctx context.Context, p string) woke {
+	stat, err := w.q.s.stat(ctx, p)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return wokeDone
+	case errors.Is(err, zk.ErrNoNode):
+		return wokeRelist
+	case err != nil:
+		w.attempt = w.q.backoff(ctx, w.attempt) // listing again reports or retries the error
+		return wokeRelist
+	case stat.EphemeralOwner != w.e.sid:
+		w.q.s.cleaner.deleteNode(p, stat.EphemeralOwner)
+		w.watch(p, false)
+		return wokeRearm
+	}
+	if w.token != nil { // the token of the node we leave, adopted by find
+		<-w.token
+		w.token = nil
+	}
+	old := w.e
+	w.e = &entry{dir: old.dir, name: path.Base(p), sid: old.sid, stat: stat}
+	w.q.s.abandon(old.node(), old.sid)
+	return wokeRelist
 }
 
 // mkdirs creates dir and its missing ancestors as CONTAINER nodes with empty

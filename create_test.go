@@ -1,6 +1,8 @@
 package zklock_test
 
 import (
+	"fmt"
+	"path"
 	"runtime"
 	"strings"
 	"testing"
@@ -98,4 +100,61 @@ func createQueued() bool {
 		}
 	}
 	return false
+}
+
+// After a create whose reply was lost, the session reconnects to a
+// follower that has not yet applied the create (apache/curator#784,
+// CURATOR-264): the client never saw the create's zxid, so the follower
+// accepts the session, and a listing there lacks the node. The search
+// syncs the follower first, finds the node and adopts it: one create, one
+// node, and the lock is taken, not waited for on our own node.
+func TestIntegration_AmbiguousCreateOnLaggingFollower(t *testing.T) {
+	c := zktest.StartEnsemble(t, zktest.WithQuorumRelay())
+	c.RequireFaults(t)
+	leader, err := c.Leader()
+	require.NoError(t, err)
+	lagging := (leader + 1) % c.Size()
+	admin := c.ConnectTo(t, c.Servers()[leader:leader+1], 10*time.Second)
+	for _, p := range []string{"/lagged", "/lagged/lock"} { // persistent: the create needs no parents
+		_, err := admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+	}
+	px := c.Proxy(t)
+	px.Refuse(lagging) // the session starts elsewhere
+	// The session's pings at the lagging member queue behind its sync and
+	// its writes, so the lag must stay below go-zookeeper's read timeout
+	// (two thirds of the session timeout), or the connection flaps.
+	s := connect(t, c, zklock.WithDialer(px.Dialer()), zklock.WithSessionTimeout(6*time.Second))
+	px.Heal()
+
+	const lag = time.Second
+	require.NoError(t, c.SetLag(lagging, lag))
+	var others []int
+	for i := range c.Size() {
+		if i != lagging {
+			others = append(others, i)
+		}
+	}
+	px.Refuse(others...) // the session's next connection is to the lagging member
+	px.ResetCounts()
+	px.DropNextCreateReply()
+	h, err := newMutex(t, s, "/lagged/lock").Lock(ctxTimeout(t, 4*lag))
+	require.NoError(t, err, "the waiter waited on its own node")
+	t.Cleanup(func() { _ = h.Release() })
+
+	cons, err := c.FourLetter(lagging, "cons")
+	require.NoError(t, err)
+	require.Contains(t, cons, fmt.Sprintf("sid=%#x", s.ID()), "the session moved to the lagging member")
+	var creates []string
+	for _, x := range px.Exchanges() {
+		if !x.Reply && wire.IsCreate(x.Op) && strings.HasPrefix(x.Path, "/lagged/lock/") {
+			creates = append(creates, x.Path)
+		}
+	}
+	require.Len(t, creates, 1, "a second create: the search missed the node of the first (%q)", creates)
+	require.True(t, strings.HasPrefix(h.Node(), creates[0]), "held %s, want the node of the lost reply", h.Node())
+	require.Equal(t, []string{path.Base(h.Node())}, children(t, admin, "/lagged/lock"), "exactly the held node")
+	_, stat, err := admin.Exists(h.Node())
+	require.NoError(t, err)
+	require.Equal(t, stat.Czxid, h.Token())
 }

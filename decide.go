@@ -20,6 +20,7 @@ const (
 	moveWatch                  // watch the node ahead
 	moveJump                   // watch the node ahead, and hold once it goes
 	moveWatchQueue             // watch the directory
+	moveAdopt                  // adopt the node of our own acquisition ahead of ours (sameCreate)
 )
 
 // next lists e's directory and decides wait's next move; p is the node to
@@ -49,6 +50,16 @@ func (q *queue) next(ctx context.Context, e *entry, attempt *int) (_ move, p str
 			return moveHold, "", ErrSessionExpired
 		}
 		return moveHold, "", fmt.Errorf("%w: %s", ErrNodeGone, e.node())
+	}
+	if keep, drop := sameCreate(cs, ours); keep != ours || drop != nil {
+		for _, i := range drop {
+			if i != ours { // ours goes once the one ahead is adopted
+				q.s.cleaner.deleteNode(e.dir+"/"+cs[i].name, e.sid)
+			}
+		}
+		if keep != ours {
+			return moveAdopt, e.dir + "/" + cs[keep].name, nil
+		}
 	}
 	holds, w := q.decide(cs, ours)
 	switch {
@@ -80,6 +91,9 @@ func (q *queue) watchQueue(ctx context.Context, e *entry) (bool, error) {
 	}
 	cs := q.contenders(children)
 	if ours := indexOf(cs, e.name); ours >= 0 {
+		if keep, _ := sameCreate(cs, ours); keep != ours {
+			return false, nil // listing again adopts it (see next)
+		}
 		if holds, _ := q.decide(cs, ours); holds {
 			return true, nil
 		}

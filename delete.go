@@ -156,6 +156,13 @@ func (c *cleaner) do(j cleanJob) error {
 	if j.node != "" {
 		return c.s.remove(ctx, j.node)
 	}
+	// As in find (create.go): a lagging server would list the directory
+	// without the node, and the node would outlive the search.
+	if !negNoSync { // test-only (negative_off.go)
+		if err := c.s.sync(ctx, j.dir); err != nil {
+			return err
+		}
+	}
 	children, err := c.s.list(ctx, j.dir)
 	if err != nil {
 		return ignoreNoNode(err)

@@ -15,4 +15,9 @@ const (
 	// negNoNodeWatch (N5): holders do not watch their own node, so a
 	// deletion by another client goes unnoticed while connected.
 	negNoNodeWatch = false
+	// negNoSync and negWaitOwn (N6): search for the node of an ambiguous
+	// create without a sync first, and wait on a node of our own
+	// acquisition queued ahead of ours as on anyone's.
+	negNoSync  = false
+	negWaitOwn = false
 )

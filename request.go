@@ -46,6 +46,17 @@ func (s *Session) stat(ctx context.Context, node string) (*zk.Stat, error) {
 	return stat, err
 }
 
+// sync makes the server the session is connected to catch up with the
+// leader before it answers the session's next request (ZooKeeper's sync): a
+// listing sent after it sees every write the leader had committed when the
+// sync reached it. ZooKeeper syncs the whole server; path only names the
+// request. It costs a round trip through the leader, so only the search
+// for the node of an ambiguous create sends it (create.go).
+func (s *Session) sync(ctx context.Context, path string) error {
+	_, err := call(ctx, func() (string, error) { return s.conn.Sync(path) }, nil)
+	return err
+}
+
 // read returns node's data and stat.
 func (s *Session) read(ctx context.Context, node string) ([]byte, *zk.Stat, error) {
 	return call2(ctx, func() ([]byte, *zk.Stat, error) { return s.conn.Get(node) })

@@ -4,6 +4,8 @@ package zklock
 // our node holds and, if not, what to wait for. They do no I/O, so they are
 // tested on hand-made queues (rules_test.go).
 
+import "strings"
+
 // A rule decides for the contender at index ours of the ordered queue cs:
 // holds, or the index of the one contender to wait for, or watchQueue to
 // wait for any change of the directory.
@@ -79,4 +81,42 @@ func rwView(cs []contender, ours int) (bool, int) {
 		return false, i
 	}
 	return true, -1
+}
+
+// sameCreate finds the other nodes of our acquisition in the ordered queue
+// cs, ours being at index ours: the contenders that carry our node's
+// protected prefix. The prefix is drawn afresh for each acquisition
+// (create.go), so they were made by earlier attempts of our own create
+// whose replies were lost, and which a search did not find (a lagging
+// server listed the directory without them). keep is where the acquisition
+// stands: the earliest of its nodes, which is ours unless one is queued
+// ahead of it; drop lists the others. A node ahead of ours is ours to
+// adopt, never to wait on: the wait would be on ourselves. The usual queue,
+// with no such node, allocates nothing.
+func sameCreate(cs []contender, ours int) (keep int, drop []int) {
+	prefix, ok := protectedOf(cs[ours].name)
+	if !ok || negWaitOwn { // negWaitOwn: test-only (negative_off.go)
+		return ours, nil
+	}
+	keep = -1
+	for i := range cs {
+		switch {
+		case i != ours && !strings.HasPrefix(cs[i].name, prefix):
+		case keep < 0:
+			keep = i
+		default:
+			drop = append(drop, i)
+		}
+	}
+	return keep, drop
+}
+
+// protectedOf returns the protected prefix ("_c_", a UUID, "-") that name
+// starts with.
+func protectedOf(name string) (string, bool) {
+	const n = len("_c_") + 36 + 1
+	if len(name) <= n || !strings.HasPrefix(name, "_c_") || name[n-1] != '-' {
+		return "", false
+	}
+	return name[:n], true
 }

@@ -88,3 +88,43 @@ func TestRulesNeverWatchBehind(t *testing.T) {
 		}
 	}
 }
+
+// TestSameCreate: nodes of our own acquisition (our protected prefix) in
+// the queue are never waited on: the earliest is kept, the others dropped,
+// whatever else is queued between them.
+func TestSameCreate(t *testing.T) {
+	const (
+		ours  = "_c_11111111-2222-4333-8444-555555555555-"
+		other = "_c_99999999-2222-4333-8444-555555555555-"
+	)
+	queue := func(names ...string) []contender {
+		cs := make([]contender, len(names))
+		for i, n := range names {
+			cs[i] = contender{name: fmt.Sprintf("%slock-%010d", n, i+1), seq: int32(i + 1)}
+		}
+		return cs
+	}
+	for _, tc := range []struct {
+		name  string
+		queue []contender
+		ours  int
+		keep  int
+		drop  []int
+	}{
+		{"alone", queue(ours), 0, 0, nil},
+		{"others only", queue(other, other, ours), 2, 2, nil},
+		{"ours ahead: adopt it", queue(ours, ours), 1, 0, []int{1}},
+		{"ours ahead of another's", queue(ours, other, ours), 2, 0, []int{2}},
+		{"the earliest of three", queue(other, ours, ours, other, ours), 4, 1, []int{2, 4}},
+		{"ours behind: drop it", queue(ours, other, ours), 0, 0, []int{2}},
+		{"unprotected name", []contender{{name: "lock-0000000001", seq: 1}, {name: "lock-0000000002", seq: 2}}, 1, 1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			keep, drop := sameCreate(tc.queue, tc.ours)
+			require.Equal(t, tc.keep, keep)
+			require.Equal(t, tc.drop, drop)
+		})
+	}
+	usual := queue(other, other, ours)
+	require.Zero(t, testing.AllocsPerRun(100, func() { sameCreate(usual, 2) }), "the usual queue allocates nothing")
+}

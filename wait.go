@@ -207,6 +207,8 @@ func (w *waiter) step() {
 			return
 		case moveRelist:
 			wk = wokeRelist
+		case moveAdopt:
+			wk = w.adopt(ctx, p)
 		case moveWatchQueue:
 			// One waiter at a time waits on a directory (under a
 			// semaphore's internal lock), so it waits on this goroutine.

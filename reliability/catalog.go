@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"context"
 	"time"
 )
 
@@ -134,10 +135,15 @@ func Scenarios(mode Mode) []*Scenario {
 	s22.Nemesis = ExpireSessions(d(0, 3*s, 3*s), d(0, 8*s, 10*s), 3*s)
 	out = append(out, s22)
 
-	s8 := base("S8", "dropped create replies", 1, d(0, 20*s, 60*s))
+	s8 := base("S8", "dropped create replies", 1, d(0, 10*s, 60*s))
 	s8.Proxies = true
 	s8.Nemesis = DropCreates(d(0, 500*time.Millisecond, 500*time.Millisecond))
 	out = append(out, s8)
+
+	s23 := base("S23", "dropped create replies, lagging follower", 3, d(0, 15*s, 120*s))
+	s23.Proxies, s23.QuorumRelay, s23.Session = true, true, T2
+	s23.Nemesis = lagNemesis(T2)
+	out = append(out, s23)
 
 	out = append(out, &Scenario{Name: "S9", Title: "predecessor vanishes (waiter's pred expires)", Servers: 1, Locks: 1,
 		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: PredecessorVanishes(n(5, 25, 200))})
@@ -174,5 +180,18 @@ func Negatives() []*Scenario {
 	n5.LongEvery, n5.LongHold = 10, 3*T
 	n5.Nemesis = DeleteHolderNode(150 * time.Millisecond)
 	n5.Duration = 15 * s
-	return []*Scenario{n1, n2, n3, n4, n5}
+	n6 := base("S23", "N6", "dropped create replies, lagging follower")
+	n6.Servers, n6.Proxies, n6.QuorumRelay, n6.Session = 3, true, true, 2*T
+	n6.Nemesis = lagNemesis(2 * T)
+	n6.Duration = 25 * s
+	return []*Scenario{n1, n2, n3, n4, n5, n6}
+}
+
+// lagNemesis is S23's: a worker's create reply dropped and its client sent
+// to a follower that lags T/5 from that create on, for two lags, then half
+// a second without faults. The clients' read timeout (2T/3) must outlast
+// the lag: a session's pings queue behind its own writes.
+func lagNemesis(T time.Duration) func(context.Context, *Env) {
+	lag := T / 5
+	return DropCreatesLagging(2*lag+500*time.Millisecond, 2*lag, lag)
 }

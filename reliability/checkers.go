@@ -17,6 +17,7 @@ const (
 	FaultAllDown         = "all-servers-down"
 	FaultExpire          = "expire-session"
 	FaultDropCreate      = "drop-create-reply"
+	FaultDropCreateLag   = "drop-create-lagging" // a dropped create reply, the client sent to a lagging follower
 	FaultReapParent      = "reap-parent"
 	FaultDeleteNode      = "delete-holder-node" // another client deletes the holder's node (target: the node)
 	FaultWipe            = "wipe-data-dir"      // negative test of C3 only

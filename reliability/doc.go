@@ -32,12 +32,14 @@
 //     as fault-start/fault-end: leader or follower SIGKILL and restart,
 //     leader SIGSTOP, all servers down, worker SIGSTOP past the session
 //     timeout, worker blackhole through its own zktest Proxy, dropped create
-//     replies, server-side session expiry (Cluster.Expire; workers connect
-//     through proxies so their credentials are recorded), SIGKILL of a
-//     leader's worker process (a new process takes its place), deletion of
-//     a holder's node by another client, bursts of SIGSTOP/SIGCONT that
-//     throttle a holder (throttle.go), and, in process, a container parent
-//     reaped and re-created.
+//     replies (also with the client sent to a follower made to lag behind
+//     its leader from that create on, zktest's SetLag), server-side session
+//     expiry (Cluster.Expire; workers connect through proxies so their
+//     credentials are recorded), SIGKILL of a leader's worker process (a
+//     new process takes its place), deletion of a holder's node by another
+//     client, bursts of SIGSTOP/SIGCONT that throttle a holder
+//     (throttle.go), and, in process, a container parent reaped and
+//     re-created.
 //   - Checkers C1-C7, exact and run on every scenario: exclusion (C1);
 //     fencing (C2: token order in the register's log and in the ZooKeeper
 //     register's mzxid order, the register's final set against the
@@ -85,7 +87,10 @@
 // deletion without listing again: root negative_on.go, one line in
 // watcher.go), N3 (workers use WithLossLimit(-1): no loss signal before
 // expiry), N4 (the library orders contenders by name as strings: one
-// line in naming.go) and N5 (holders do not watch their own node, so a
+// line in naming.go), N5 (holders do not watch their own node, so a
 // deletion by another client goes unnoticed: root nodewatch.go; S17 must
-// catch it). Without the tag those hooks are false constants.
+// catch it) and N6 (no sync before the search for an ambiguous create's
+// node, and our own node ahead of ours waited on: root create.go and
+// rules.go; S23 must catch it). Without the tag those hooks are false
+// constants.
 package reliability

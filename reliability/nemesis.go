@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -192,6 +193,68 @@ func DropCreates(period time.Duration) func(context.Context, *Env) {
 		Every(ctx, period, func() {
 			w := e.Workers[rand.IntN(len(e.Workers))]
 			e.Fault(FaultDropCreate, w.Name, 300*time.Millisecond, func() error { w.Proxy.DropNextCreateReply(); return nil }, nil)
+		})
+	}
+}
+
+// DropCreatesLagging makes a random worker's proxy drop the reply to the
+// worker's next create, every period once the ensemble is whole, and, as
+// the create passes, makes a follower other than the create's server lag
+// lag behind the leader from that create on (see zktest's Cluster.SetLag),
+// and the proxy refuse new connections to every other member, until window
+// has passed. The creating client reconnects to the lagging follower,
+// which has applied every zxid the client saw (so it accepts the session)
+// but not the create (apache/curator#784, CURATOR-264). A follower made to
+// lag earlier would refuse a busy client, whose last reply is newer than
+// its state. The scenario's cluster must be started with QuorumRelay.
+func DropCreatesLagging(period, window, lag time.Duration) func(context.Context, *Env) {
+	return func(ctx context.Context, e *Env) {
+		Every(ctx, period, func() {
+			leader, err := WholeLeader(ctx, e, period)
+			if err != nil {
+				e.T.Logf("leader: %v", err)
+				return
+			}
+			w := e.Workers[rand.IntN(len(e.Workers))]
+			var (
+				mu      sync.Mutex
+				ended   bool // the window is over: a create passing later is only dropped
+				lagging = -1
+			)
+			e.Fault(FaultDropCreateLag, w.Name, window, func() error {
+				w.Proxy.DropNextCreateReplyThen(func(member int) {
+					mu.Lock()
+					defer mu.Unlock()
+					if ended {
+						return
+					}
+					var followers []int
+					for i := range e.C.Size() {
+						if i != leader && i != member {
+							followers = append(followers, i)
+						}
+					}
+					lagging = followers[rand.IntN(len(followers))]
+					for i := range e.C.Size() {
+						if i != lagging {
+							w.Proxy.Refuse(i)
+						}
+					}
+					if err := e.C.SetLag(lagging, lag); err != nil {
+						e.T.Errorf("%s: lag %d: %v", e.Sc.Name, lagging, err)
+					}
+				})
+				return nil
+			}, func() error {
+				mu.Lock()
+				defer mu.Unlock()
+				ended = true
+				w.Proxy.Heal()
+				if lagging < 0 {
+					return nil
+				}
+				return e.C.SetLag(lagging, 0)
+			})
 		})
 	}
 }

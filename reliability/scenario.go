@@ -33,7 +33,7 @@ type Scenario struct {
 	LongHold  time.Duration
 	Duration  time.Duration
 	Proxies   bool   // each worker connects through its own zktest proxy
-	Negative  string // N1..N5: run the broken variant (negative build only)
+	Negative  string // N1..N6: run the broken variant (negative build only)
 	// Nemesis injects faults until ctx ends, healing each before returning.
 	Nemesis func(ctx context.Context, e *Env)
 	// InProcess replaces the worker processes: the scenario drives sessions
@@ -52,6 +52,9 @@ type Scenario struct {
 	// instead of zktest.Start or StartEnsemble (for example in containers,
 	// see zktest/containers).
 	Cluster func(t testing.TB, servers int) *zktest.Cluster
+	// QuorumRelay starts the ensemble with zktest.WithQuorumRelay, so that
+	// the nemesis can make a follower lag (zktest's Cluster.SetLag).
+	QuorumRelay bool
 }
 
 // Result is one scenario's row of the report.
@@ -105,6 +108,9 @@ func Run(t testing.TB, sc *Scenario) Result {
 		t.Fatalf("build: %v", err)
 	}
 	opts := []zktest.Option{}
+	if sc.QuorumRelay {
+		opts = append(opts, zktest.WithQuorumRelay())
+	}
 	var c *zktest.Cluster
 	switch {
 	case sc.Cluster != nil:
@@ -256,7 +262,7 @@ func (e *Env) startWorker(name string, p *zktest.Proxy) (*Proc, error) {
 	switch sc.Negative {
 	case "N1", "N3":
 		args = append(args, "-negative", sc.Negative)
-	case "N2", "N4", "N5":
+	case "N2", "N4", "N5", "N6":
 		env = append(env, "ZKLOCK_NEGATIVE="+sc.Negative)
 	}
 	w, err := startProc(name, e.bins.Worker, wlog, env, args...)

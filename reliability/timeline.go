@@ -237,7 +237,7 @@ func faultColor(f string) string {
 		return "#9467bd"
 	case FaultDeleteNode:
 		return "#d37295"
-	case FaultDropCreate:
+	case FaultDropCreate, FaultDropCreateLag:
 		return "#17becf"
 	}
 	return "#bcbd22"

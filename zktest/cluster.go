@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Errors returned by Cluster methods; test them with errors.Is.
@@ -239,4 +240,40 @@ func (c *Cluster) liveMembers() []int {
 		}
 	}
 	return out
+}
+
+// lagger is implemented by backends that can hold back a follower.
+type lagger interface {
+	lag(i int, d time.Duration) error
+}
+
+// SetLag makes member i lag d behind its leader: what the leader sends it
+// (proposals, commits, syncs) is held for d from the moment the relay
+// reads it, in order, while pings and session revalidations pass at once.
+// Member i so keeps serving its clients, sessions that move to it
+// included, from a state about d old, as a follower with a backlog of
+// commits does: ZooKeeper lets a client see that view when it has seen no
+// later zxid, and a sync through member i waits until the backlog has
+// been applied. Zero ends the lag (what is held still arrives in order).
+// It needs a cluster started WithQuorumRelay (ErrUnsupported otherwise)
+// and does nothing while i leads. A follower that is sent a snapshot when
+// it syncs (SNAP) is not held on that connection; a fresh ensemble's
+// followers get a DIFF.
+//
+// Caution: a session's requests at member i are answered in order, so its
+// pings wait behind its own writes and syncs, each of which takes d; keep
+// d below the clients' read timeout (two thirds of the session timeout
+// for go-zookeeper), or their connections to i time out. Creating a
+// session is such a write: sessions made at i while it lags connect d
+// late.
+func (c *Cluster) SetLag(i int, d time.Duration) error {
+	ctl, err := c.control(i)
+	if err != nil {
+		return err
+	}
+	l, ok := ctl.(lagger)
+	if !ok {
+		return fmt.Errorf("%w (SetLag, %s backend)", ErrUnsupported, c.backend)
+	}
+	return l.lag(i, d)
 }

@@ -93,7 +93,9 @@ func limits(tick time.Duration) (initLimit, syncLimit int) {
 }
 
 // writeConfig writes zoo.cfg and myid for member i (0-based) of an
-// ensemble whose members use all, and returns the config file's path.
+// ensemble whose members use all, as member i reaches them (its own entry
+// is the ports it binds; see quorumRelays), and returns the config file's
+// path.
 func writeConfig(cfg *config, dir string, i int, all []ports) (string, error) {
 	data := filepath.Join(dir, "data")
 	if err := os.MkdirAll(data, 0o755); err != nil {

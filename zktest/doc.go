@@ -77,9 +77,15 @@
 // every Proxy.
 //
 // Network faults: a Proxy puts a listener in front of every member and can
-// Blackhole (partition), Heal, Cut connections, and drop the reply to the
-// next create while the server applies it; SetDelay adds latency in
-// either direction. Requests counts the requests that went through it, by
+// Blackhole (partition), Isolate some members, Refuse new connections to
+// some, Heal, Cut connections, and drop the reply to the next create while
+// the server applies it; SetDelay adds latency in either direction.
+//
+// Lag: an ensemble started WithQuorumRelay has its members reach each
+// other's quorum ports through relays of the harness, and SetLag holds back
+// what the leader sends one follower, which then serves an old state while
+// it stays in the quorum (the lagging follower of ZooKeeper's consistency
+// guarantees, which only a sync brings up to date). Requests counts the requests that went through it, by
 // opcode, and Exchanges logs requests and replies in the order it forwarded
 // them, so that a test can show what a client sent before it could have
 // read a reply (pipelining) without a hook in the code under test.

@@ -116,9 +116,9 @@ func (p *Proxy) serve(l *link, member int) {
 		p.mu.Unlock()
 	}()
 	p.mu.Lock()
-	isolated := p.cutoff[l.member] != nil
+	isolated := p.cutoff[l.member] != nil || p.refused[l.member]
 	p.mu.Unlock()
-	if isolated { // Isolate: a new connection is refused (closed at once)
+	if isolated { // Isolate, Refuse: a new connection is refused (closed at once)
 		return
 	}
 	if !p.waitGate(l) { // blackholed: accept but never answer
@@ -258,6 +258,9 @@ func (p *Proxy) sawRequest(l *link, f []byte, first bool) {
 		if wire.IsCreate(op) && p.dropCreate.CompareAndSwap(true, false) {
 			l.dropXid.Store(h.Xid)
 			l.dropArmed.Store(true)
+			if f := p.dropThen.Swap(nil); f != nil {
+				(*f)(l.member)
+			}
 		}
 		p.logRequest(l, h, r.Path)
 	}

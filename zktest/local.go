@@ -22,6 +22,7 @@ type localBackend struct {
 	js      javaSetup
 	dir     string // cluster directory, the -Dzktest.dir marker
 	members []*member
+	relays  *quorumRelays // WithQuorumRelay; nil otherwise
 }
 
 type member struct {
@@ -75,6 +76,7 @@ func startLocal(t testing.TB, cfg config) *Cluster {
 // waits until the ensemble serves. On failure every started member is
 // killed and the error wraps errPortClash if a bind failed.
 func (lb *localBackend) boot() ([]string, error) {
+	lb.closeRelays() // an earlier attempt's
 	n := lb.cfg.servers
 	perMember := 3
 	if n == 1 {
@@ -93,13 +95,23 @@ func (lb *localBackend) boot() ([]string, error) {
 		}
 		servers[i] = net.JoinHostPort("127.0.0.1", strconv.Itoa(all[i].client))
 	}
+	views := make([][]ports, n)
+	for i := range views {
+		views[i] = all
+	}
+	if lb.cfg.quorumRelay && n > 1 {
+		if lb.relays, err = startRelays(all); err != nil {
+			return nil, err
+		}
+		views = lb.relays.view
+	}
 	lb.members = make([]*member, n)
 	for i := range lb.members {
 		m := &member{idx: i, dir: filepath.Join(lb.dir, "zk"+strconv.Itoa(i+1)), addr: servers[i]}
 		if err := os.RemoveAll(m.dir); err != nil {
 			return nil, err
 		}
-		if m.cfg, err = writeConfig(lb.cfg, m.dir, i, all); err != nil {
+		if m.cfg, err = writeConfig(lb.cfg, m.dir, i, views[i]); err != nil {
 			return nil, fmt.Errorf("zktest: write config: %w", err)
 		}
 		m.args = javaArgs(lb.cfg, lb.js, lb.dir, m.cfg, lb.tls)
@@ -134,9 +146,27 @@ func (lb *localBackend) boot() ([]string, error) {
 		if clash {
 			err = fmt.Errorf("%w: %w", errPortClash, err)
 		}
+		lb.closeRelays()
 		return nil, err
 	}
 	return servers, nil
+}
+
+// closeRelays stops the quorum relays, if any.
+func (lb *localBackend) closeRelays() {
+	if lb.relays != nil {
+		lb.relays.close()
+		lb.relays = nil
+	}
+}
+
+// lag sets how long member i's relays hold what a leader sends it.
+func (lb *localBackend) lag(i int, d time.Duration) error {
+	if lb.relays == nil {
+		return fmt.Errorf("%w: SetLag needs a cluster of 2 or more members started WithQuorumRelay", ErrUnsupported)
+	}
+	lb.relays.lag[i].Store(int64(max(d, 0)))
+	return nil
 }
 
 // spawn starts member i's process; the caller holds m.mu or owns m.
@@ -277,6 +307,9 @@ func (lb *localBackend) shutdown(t testing.TB) {
 			m.proc = nil
 		}
 		m.mu.Unlock()
+	}
+	if lb.relays != nil {
+		lb.relays.close() // kept, not nil: SetLag may still be called
 	}
 }
 

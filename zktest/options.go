@@ -20,6 +20,7 @@ type config struct {
 	jvmFlags       []string
 	tls            bool // WithTLS
 	clientAuth     bool // WithTLSClientAuth
+	quorumRelay    bool // WithQuorumRelay
 }
 
 func defaultConfig(servers int) config {
@@ -88,3 +89,11 @@ func WithHeap(size string) Option { return func(c *config) { c.heap = size } }
 func WithJVMFlags(flags ...string) Option {
 	return func(c *config) { c.jvmFlags = append(c.jvmFlags, flags...) }
 }
+
+// WithQuorumRelay starts an ensemble whose members reach each other's
+// quorum ports (where a leader accepts its followers) through relays that
+// the harness runs on 127.0.0.1, so that Cluster.SetLag can make a
+// follower lag behind its leader. Default off: members connect directly.
+// Election traffic is never relayed. The local backend only; a standalone
+// server has no quorum to relay.
+func WithQuorumRelay() Option { return func(c *config) { c.quorumRelay = true } }

@@ -29,13 +29,15 @@ type Proxy struct {
 	links    map[*link]struct{}
 	gate     chan struct{}         // closed while forwarding is allowed
 	cutoff   map[int]chan struct{} // isolated members: closed by Heal
+	refused  map[int]bool          // members new connections to are refused (Refuse)
 	counts   map[int32]int
 	log      []Exchange // see Exchanges
 	accepted int        // connections accepted, for Exchange.Conn
 
 	dropCreate atomic.Bool
-	delay      [2]atomic.Int64 // nanoseconds: [0] to the server, [1] to the client
-	held       atomic.Int64    // frames read and not yet forwarded or dropped
+	dropThen   atomic.Pointer[func(int)] // DropNextCreateReplyThen's f
+	delay      [2]atomic.Int64           // nanoseconds: [0] to the server, [1] to the client
+	held       atomic.Int64              // frames read and not yet forwarded or dropped
 	closed     chan struct{}
 	closeOnce  sync.Once
 	wg         sync.WaitGroup
@@ -55,6 +57,7 @@ func (c *Cluster) Proxy(t testing.TB) *Proxy {
 		gate:    make(chan struct{}),
 		counts:  map[int32]int{},
 		cutoff:  map[int]chan struct{}{},
+		refused: map[int]bool{},
 		closed:  make(chan struct{}),
 	}
 	close(p.gate)
@@ -155,10 +158,28 @@ func (p *Proxy) Isolate(members ...int) {
 	}
 }
 
-// Heal ends a Blackhole and every Isolate.
+// Refuse closes new connections to some members at once, as a refused
+// connection would be, so that a client that connects or reconnects now
+// moves on to the other members; unlike Isolate, open connections are left
+// alone. With DropNextCreateReply it sends the creating client, once its
+// connection is closed, to the members it may still reach (a lagging
+// follower, see Cluster.SetLag). Out-of-range indexes are ignored. Heal
+// ends it.
+func (p *Proxy) Refuse(members ...int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, m := range members {
+		if m >= 0 && m < len(p.listeners) {
+			p.refused[m] = true
+		}
+	}
+}
+
+// Heal ends a Blackhole and every Isolate and Refuse.
 func (p *Proxy) Heal() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	clear(p.refused)
 	select {
 	case <-p.gate:
 	default:
@@ -204,7 +225,22 @@ func (p *Proxy) SetDelay(toServer, toClient time.Duration) {
 // forwarded and applied by the server, but its reply is dropped and that
 // client's connection is closed at once, so the client cannot tell whether
 // the node exists (Curator's ChaosMonkeyCnxnFactory case).
-func (p *Proxy) DropNextCreateReply() { p.dropCreate.Store(true) }
+func (p *Proxy) DropNextCreateReply() { p.DropNextCreateReplyThen(nil) }
+
+// DropNextCreateReplyThen is DropNextCreateReply, and f (if not nil) runs
+// once the proxy has read that create request, before it forwards it, with
+// the index of the member the create goes to: for example to make another
+// member lag from this create on (Cluster.SetLag), so that it has applied
+// everything the client saw before the create, and to Refuse the others.
+// f runs on the proxy's forwarding goroutine, so it must return quickly.
+func (p *Proxy) DropNextCreateReplyThen(f func(member int)) {
+	if f != nil {
+		p.dropThen.Store(&f)
+	} else {
+		p.dropThen.Store(nil)
+	}
+	p.dropCreate.Store(true)
+}
 
 // Requests returns how many requests of each opcode (see
 // org.apache.zookeeper.ZooDefs.OpCode: 1 create, 2 delete, 3 exists,

@@ -2,6 +2,7 @@ package zktest_test
 
 import (
 	"errors"
+	"io"
 	"net"
 	"slices"
 	"testing"
@@ -80,6 +81,50 @@ func TestIntegration_ProxyDropNextCreateReply(t *testing.T) {
 		_, err = conn.Create(root+"/after", nil, 0, zk.WorldACL(zk.PermAll))
 		return !errors.Is(err, zk.ErrNoServer) && !errors.Is(err, zk.ErrConnectionClosed)
 	}, 20*time.Second, 10*time.Millisecond)
+	require.NoError(t, err)
+
+	// Then: f runs as the create passes, before the server has it.
+	type seen struct {
+		member  int
+		existed bool
+		err     error
+	}
+	got := make(chan seen, 1)
+	p.DropNextCreateReplyThen(func(member int) {
+		ok, _, err := check.Exists(root + "/then")
+		got <- seen{member, ok, err}
+	})
+	_, err = conn.Create(root+"/then", nil, 0, zk.WorldACL(zk.PermAll))
+	require.Error(t, err)
+	require.Equal(t, seen{0, false, nil}, <-got)
+	ok, _, err := check.Exists(root + "/then")
+	require.NoError(t, err)
+	require.True(t, ok, "the create was forwarded after f")
+}
+
+// Refuse closes new connections at once and leaves open ones alone.
+func TestIntegration_ProxyRefuse(t *testing.T) {
+	c := track(zktest.Start(t))
+	p := c.Proxy(t)
+	states := newStates()
+	conn := p.Connect(t, 8*time.Second, states.option())
+	root := testRoot(t, conn)
+
+	p.Refuse(0, 7) // 7: out of range, ignored
+	_, _, err := conn.Exists(root)
+	require.NoError(t, err, "an open connection is left alone")
+	raw, err := net.Dial("tcp", p.Addrs()[0])
+	require.NoError(t, err)
+	defer raw.Close()
+	require.NoError(t, raw.SetReadDeadline(time.Now().Add(10*time.Second)))
+	_, err = raw.Read(make([]byte, 1))
+	require.ErrorIs(t, err, io.EOF, "a new connection is closed at once")
+
+	p.Cut()
+	states.wait(t, zk.StateDisconnected, 10*time.Second)
+	p.Heal()
+	states.wait(t, zk.StateHasSession, 10*time.Second)
+	_, _, err = conn.Exists(root)
 	require.NoError(t, err)
 }
 
