@@ -117,6 +117,11 @@ func parseDir(t *testing.T, fset *token.FileSet, dir string, keep func(string) b
 	return files
 }
 
+// displayOnly are the wall-clock uses that only turn a server's timestamp
+// into a time.Time for the caller to show, by file and use: no decision of
+// the library reads them. Participant.Ctime is the node's ctime.
+var displayOnly = map[string]bool{"participants.go: time.UnixMilli": true}
+
 // TestNoWallClock: the root package's code (tests aside, and the
 // negative-control build's files, which are not the library) never reads
 // the wall clock.
@@ -125,7 +130,13 @@ func TestNoWallClock(t *testing.T) {
 	files := parseDir(t, fset, "..", func(n string) bool {
 		return !strings.HasSuffix(n, "_test.go") && filepath.Base(n) != "negative_on.go"
 	})
-	require.Empty(t, wallUsesOf(t, fset, "github.com/zklock/zklock", files), "zklock must measure time with the monotonic clock only")
+	var uses []string
+	for _, u := range wallUsesOf(t, fset, "github.com/zklock/zklock", files) {
+		if !displayOnly[u[:strings.IndexByte(u, ':')]+u[strings.LastIndexByte(u, ':'):]] {
+			uses = append(uses, u)
+		}
+	}
+	require.Empty(t, uses, "zklock must measure time with the monotonic clock only")
 }
 
 // TestWallClockCheckCanFail: the check finds wall clock uses in a package
