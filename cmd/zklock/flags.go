@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -205,12 +207,15 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 		return nil, usagef("missing verb")
 	}
 	if rest[0] == "help" { // zklock help [VERB]
-		if len(rest) > 1 {
-			if v := lookupVerb(rest[1]); v != nil {
-				return nil, &verbHelp{v}
-			}
+		switch {
+		case len(rest) == 1:
+			return nil, errHelp
+		case len(rest) > 2:
+			return nil, usagef("help: unexpected argument %q (zklock help [VERB])", rest[2])
+		case lookupVerb(rest[1]) == nil:
+			return nil, usagef("help: unknown verb %q (verbs: %s)", rest[1], verbNames())
 		}
-		return nil, errHelp
+		return nil, &verbHelp{lookupVerb(rest[1])}
 	}
 	v := lookupVerb(rest[0])
 	if v == nil {
@@ -337,6 +342,30 @@ func applyServers(c *config, v string) error {
 	if len(c.servers) == 0 {
 		return errors.New("no servers")
 	}
+	for _, s := range c.servers {
+		if err := checkServer(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkServer checks one --servers entry as zklock.Connect does: HOST:PORT
+// with a port from 1 to 65535, or HOST alone for port 2181.
+func checkServer(s string) error {
+	if !strings.Contains(s, ":") {
+		return nil // go-zookeeper adds :2181
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("%q: want HOST:PORT", s)
+	}
+	if host == "" {
+		return fmt.Errorf("%q: no host", s)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q: port %q is not a number from 1 to 65535", s, port)
+	}
 	return nil
 }
 
@@ -449,7 +478,21 @@ func lockPath(p string) (string, error) {
 		full = "/locks/" + p
 	}
 	if err := zklock.ValidatePath(full); err != nil {
-		return "", usagef("invalid PATH %q", p)
+		if full != p { // the reason may point into the full path
+			return "", usagef("invalid PATH %q (znode %q): %s", p, full, pathReason(err))
+		}
+		return "", usagef("invalid PATH %q: %s", p, pathReason(err))
 	}
 	return full, nil
+}
+
+// pathReason is why zklock.ValidatePath refused a path: the text after the
+// quoted path in its message ("zklock: invalid path \"/a//b\": empty
+// element (//)"), or the whole message if it has no such part.
+func pathReason(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, `": `); i >= 0 {
+		return msg[i+len(`": `):]
+	}
+	return msg
 }

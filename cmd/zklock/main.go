@@ -189,6 +189,15 @@ func version() string {
 	return v + " " + info.GoVersion
 }
 
+// verbNames lists the verbs, comma-separated, in the usage's order.
+func verbNames() string {
+	names := make([]string, len(verbs))
+	for i, v := range verbs {
+		names[i] = v.name
+	}
+	return strings.Join(names, ", ")
+}
+
 func lookupVerb(name string) *verb {
 	for _, v := range verbs {
 		if v.name == name {
