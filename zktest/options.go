@@ -18,8 +18,9 @@ type config struct {
 	props          map[string]string
 	heap           string
 	jvmFlags       []string
-	tls            bool // WithTLS
-	clientAuth     bool // WithTLSClientAuth
+	tls            bool     // WithTLS
+	clientAuth     bool     // WithTLSClientAuth
+	tlsNames       []string // WithTLSHostNames
 }
 
 func defaultConfig(servers int) config {

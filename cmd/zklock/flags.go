@@ -33,10 +33,10 @@ type config struct {
 	lossLimit time.Duration
 	lossSet   bool
 
-	// TLS files (--tls-ca, --tls-cert, --tls-key); tls is the client
-	// configuration built from them, nil for plaintext.
-	tlsCA, tlsCert, tlsKey string
-	tls                    *tls.Config
+	// TLS files (--tls-ca, --tls-cert, --tls-key) and --tls-server-name;
+	// tls is the client configuration built from them, nil for plaintext.
+	tlsCA, tlsCert, tlsKey, tlsServerName string
+	tls                                   *tls.Config
 }
 
 type authSpec struct {
@@ -90,7 +90,8 @@ var settings = []setting{
 	{"auth", "ZKLOCK_AUTH", "", "SCHEME:CRED", "ZooKeeper auth, e.g. digest:user:password", applyAuth},
 	{"on-unreachable", "ZKLOCK_ON_UNREACHABLE", onUnreachableFail, "fail|run",
 		"no server answers within --timeout (10s if 0): fail exits 1;\n" +
-			"run runs CMD anyway, unlocked, with ZKLOCK_UNLOCKED=1 and no token (efficiency locks only)", applyOnUnreachable},
+			"run runs CMD anyway, unlocked, with ZKLOCK_UNLOCKED=1 and no token (efficiency locks only);\n" +
+			"a refused TLS handshake is a configuration error: it always fails", applyOnUnreachable},
 	{"loss-limit", "ZKLOCK_LOSS_LIMIT", "", "DUR",
 		"holding verbs: the lock counts as lost once the connection has been suspended\n" +
 			"for DUR (from when the server was last heard); 0: at the first suspension;\n" +
@@ -102,6 +103,9 @@ var settings = []setting{
 		func(c *config, v string) error { c.tlsCert = v; return nil }},
 	{"tls-key", "ZKLOCK_TLS_KEY", "", "FILE", "the private key of --tls-cert (PEM)",
 		func(c *config, v string) error { c.tlsKey = v; return nil }},
+	{"tls-server-name", "ZKLOCK_TLS_SERVER_NAME", "", "NAME", "speak TLS; check every server's certificate against NAME\n" +
+		"(default: each against the host given for it in --servers)",
+		func(c *config, v string) error { c.tlsServerName = v; return nil }},
 }
 
 // rawValue is a flag.Value that keeps the text and whether it was given.
@@ -410,14 +414,14 @@ func applyAuth(c *config, v string) error {
 	return nil
 }
 
-// tlsConfig builds the TLS client configuration from the --tls-* files:
+// tlsConfig builds the TLS client configuration from the --tls-* flags:
 // nil when none is given (plaintext). A file that cannot be read or parsed
 // is a usage error, so nothing connects with half a configuration.
 func tlsConfig(c *config) (*tls.Config, error) {
-	if c.tlsCA == "" && c.tlsCert == "" && c.tlsKey == "" {
+	if c.tlsCA == "" && c.tlsCert == "" && c.tlsKey == "" && c.tlsServerName == "" {
 		return nil, nil
 	}
-	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.tlsServerName}
 	if c.tlsCA != "" {
 		b, err := os.ReadFile(c.tlsCA)
 		if err != nil {
