@@ -28,6 +28,9 @@ type ConnectError struct {
 	tls bool // a TLS refusal: Err wraps no ErrTLSHandshake of its own
 }
 
+// Error names the server and says what failed: "zklock: TLS handshake
+// failed with zk1:2281: tls: ..." for a TLS refusal, "zklock: connecting to
+// zk1:2181: ..." otherwise.
 func (e *ConnectError) Error() string {
 	if e.tls {
 		return fmt.Sprintf("%v with %s: %v", ErrTLSHandshake, e.Server, e.Err)

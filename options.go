@@ -78,9 +78,12 @@ func WithLossLimit(d time.Duration) SessionOption {
 }
 
 // WithDialer sets the dialer used to reach the servers (for example a test
-// proxy). The session wraps the connections it returns to learn when the
-// server was last heard from; with WithTLS, TLS runs over them first.
-// Default: net.DialTimeout.
+// proxy). It is given each server's address as listed in Connect, a host
+// name unresolved (it resolves it, as net.DialTimeout does), and its
+// errors are the reasons of failed attempts (see ConnectError). The
+// session wraps the connections it returns to learn when the server was
+// last heard from; with WithTLS, TLS runs over them first. Default:
+// net.DialTimeout.
 func WithDialer(d zk.Dialer) SessionOption {
 	return func(c *sessionConfig) { c.dialer = d }
 }
