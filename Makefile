@@ -2,7 +2,7 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all deps test unittest vet demo zk-start zk-stop zk-image bench bench-ab reliability reliability-negative reliability-containers soak fmt
+.PHONY: all deps test unittest vet demo zk-start zk-stop zk-image bench bench-ab reliability reliability-negative reliability-containers soak fmt release
 
 all: test
 
@@ -12,12 +12,15 @@ deps:
 
 ## test: go vet and the whole test suite with the race detector (real ZooKeeper),
 ## the root module, contrib/prometheus, then the containers backend's tests (its own module)
-## on the local Docker engine
+## on the local Docker engine (they skip, saying why, without one), then the release check
+## (internal/release: every published module fetched with go get from a module proxy built
+## from this tree, offline)
 test: deps vet
 	$(GO) test -race -count=1 -timeout 20m ./...
 	cd contrib/prometheus && $(GO) test -race -count=1 ./...
 	@scripts/zk-image.sh --if-engine >/dev/null
 	cd zktest/containers && $(GO) test -race -count=1 -timeout 10m .
+	cd internal/release && $(GO) test -count=1 .
 
 ## unittest: the tests that need no ZooKeeper
 unittest:
@@ -30,6 +33,9 @@ vet:
 	cd contrib/prometheus && $(GO) vet ./...
 	@cd contrib/prometheus && $(GO) mod tidy -diff || { echo "contrib/prometheus: go.mod/go.sum not tidy: run go mod tidy there"; exit 1; }
 	cd zktest/containers && $(GO) vet ./...
+	@cd zktest/containers && $(GO) mod tidy -diff || { echo "zktest/containers: go.mod/go.sum not tidy: run go mod tidy there"; exit 1; }
+	cd internal/release && $(GO) vet ./...
+	@cd internal/release && $(GO) mod tidy -diff || { echo "internal/release: go.mod/go.sum not tidy: run go mod tidy there"; exit 1; }
 
 ## demo: leader-only job runners against a local ZooKeeper it starts itself
 demo: deps
@@ -74,3 +80,7 @@ soak: deps zk-image
 
 fmt:
 	gofmt -w .
+
+## release: check the tree for the release of CHANGELOG.md's version and print the tags to push
+release:
+	@scripts/release.sh

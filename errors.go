@@ -66,9 +66,21 @@ var (
 
 // Errors of acquires that cannot reach ZooKeeper.
 var (
-	// ErrUnreachable is returned, wrapped together with the context's error,
-	// when an acquire ends while no ZooKeeper server could be reached.
+	// ErrUnreachable is returned, wrapped together with the context's error
+	// and the latest *ConnectError if any, when an acquire ends while no
+	// ZooKeeper server could be reached. A session whose TLS handshakes are
+	// refused is not unreachable: see ErrTLSHandshake.
 	ErrUnreachable = errors.New("zklock: zookeeper unreachable")
+
+	// ErrTLSHandshake is wrapped, with a *ConnectError holding crypto/tls's
+	// reason, by the errors of waits and acquires that end while the
+	// session's TLS handshakes fail for a reason retrying will not fix: the
+	// server's certificate is not trusted or not valid for the host name
+	// dialled, the server refused the client's certificate (or its
+	// absence), or the server does not speak TLS. It is a configuration
+	// error: such errors do not wrap ErrUnreachable, and WithFailOpen does
+	// not run without the lock on it.
+	ErrTLSHandshake = errors.New("zklock: TLS handshake failed")
 
 	// ErrUnlocked is returned by an acquire made WithFailOpen when ZooKeeper
 	// could not be reached in time: it comes with a non-nil Hold that is NOT

@@ -23,7 +23,14 @@ func (q *queue) unreachable(err error) error {
 	if state, _, _ := q.s.snapshot(); state == StateConnected {
 		return err
 	}
-	return fmt.Errorf("%w: %w", ErrUnreachable, err)
+	switch f := q.s.connectFailure(); {
+	case f == nil:
+		return fmt.Errorf("%w: %w", ErrUnreachable, err)
+	case errors.Is(f, ErrTLSHandshake): // a configuration error, not unreachable
+		return fmt.Errorf("%w; %w", err, f)
+	default:
+		return fmt.Errorf("%w: %w; %w", ErrUnreachable, err, f)
+	}
 }
 
 // lockFailOpen runs an acquire that gives up, with a non-exclusive hold,
@@ -40,6 +47,11 @@ func (q *queue) lockFailOpen(ctx context.Context) (*Hold, error) {
 	<-done
 	if err == nil || !errors.Is(context.Cause(actx), ErrUnreachable) || ctx.Err() != nil {
 		return h, err
+	}
+	if f := q.s.connectFailure(); f != nil && errors.Is(f, ErrTLSHandshake) {
+		// The servers answer; the configuration is wrong: not a reason to
+		// run without the lock.
+		return nil, fmt.Errorf("%w (acquiring %s: WithFailOpen runs without the lock only when ZooKeeper is unreachable)", f, q.path)
 	}
 	uctx, ucancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	q.s.log.Warn("zklock: zookeeper unreachable, running without the lock", "path", q.path, "bound", q.cfg.failOpen)

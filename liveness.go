@@ -19,11 +19,12 @@ import (
 func (s *Session) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
 	c, err := s.cfg.dialer(network, addr, timeout)
 	if err != nil {
+		s.connectFailed(addr, err)
 		return nil, err
 	}
 	// A dial that succeeds proves nothing about our session: heard moves
 	// only when the server answers (see tapConn.answered).
-	t := &tapConn{Conn: c, s: s, scan: replyScanner{first: true}}
+	t := &tapConn{Conn: c, s: s, server: addr, scan: replyScanner{first: true}}
 	if s.restoresWatches() {
 		t.gate = make(chan struct{})
 	}

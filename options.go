@@ -3,7 +3,6 @@ package zklock
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"log/slog"
 	"net"
 	"sync"
@@ -79,9 +78,12 @@ func WithLossLimit(d time.Duration) SessionOption {
 }
 
 // WithDialer sets the dialer used to reach the servers (for example a test
-// proxy). The session wraps the connections it returns to learn when the
-// server was last heard from; with WithTLS, TLS runs over them first.
-// Default: net.DialTimeout.
+// proxy). It is given each server's address as listed in Connect, a host
+// name unresolved (it resolves it, as net.DialTimeout does), and its
+// errors are the reasons of failed attempts (see ConnectError). The
+// session wraps the connections it returns to learn when the server was
+// last heard from; with WithTLS, TLS runs over them first. Default:
+// net.DialTimeout.
 func WithDialer(d zk.Dialer) SessionOption {
 	return func(c *sessionConfig) { c.dialer = d }
 }
@@ -90,11 +92,22 @@ func WithDialer(d zk.Dialer) SessionOption {
 // secureClientPort (3.5 and later, served by the Netty connection factory;
 // Java clients set zookeeper.client.secure=true for the same). cfg is
 // cloned at each connection; when its ServerName is empty (and
-// InsecureSkipVerify is false) the server's certificate is checked against
-// the host of the address dialled, which go-zookeeper has already resolved,
-// so a certificate for a name must come with ServerName set. A client
-// certificate for servers that require one (ssl.clientAuth=need) goes in
-// cfg.Certificates. A nil cfg leaves TLS off.
+// InsecureSkipVerify is false) each server's certificate is checked against
+// the host given for that server in Connect's list: per-host certificates
+// for zk1, zk2 and zk3 (without IP SANs) verify when the list names zk1,
+// zk2 and zk3, and an IP address in the list is checked against the
+// certificate's IP SANs. Set ServerName to check every server against one
+// name instead. A client certificate for servers that require one
+// (ssl.clientAuth=need) goes in cfg.Certificates. A nil cfg leaves TLS off.
+//
+// A handshake that fails for a reason retrying will not fix (the server's
+// certificate is not trusted or not for the name, the server refused the
+// client's certificate or its absence, the server does not speak TLS) is a
+// configuration error, not an unreachable ZooKeeper: the errors of waits
+// that end while it lasts wrap ErrTLSHandshake and a *ConnectError with
+// the crypto/tls reason, not ErrUnreachable, and WithFailOpen does not run
+// without the lock on it. The session still retries, as the servers'
+// certificates may be replaced.
 //
 // The TLS connection runs over what the dialer of WithDialer returns (by
 // default a TCP connection), so a dialer given there still decides where
@@ -131,7 +144,7 @@ func tlsDialer(d zk.Dialer, cfg *tls.Config, handshake time.Duration) zk.Dialer 
 		conn := tls.Client(raw, tc)
 		if err := conn.HandshakeContext(ctx); err != nil {
 			raw.Close()
-			return nil, fmt.Errorf("zklock: TLS handshake with %s: %w", addr, err)
+			return nil, &stageError{"TLS handshake", err}
 		}
 		return conn, nil
 	}

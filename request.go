@@ -112,3 +112,10 @@ func (s *Session) setData(ctx context.Context, node string, data []byte) error {
 	_, err := call(ctx, func() (*zk.Stat, error) { return s.conn.Set(node, data, -1) }, nil)
 	return err
 }
+
+// setDataVersion writes data to node if its data version is still version
+// (zk.ErrBadVersion otherwise).
+func (s *Session) setDataVersion(ctx context.Context, node string, data []byte, version int32) error {
+	_, err := call(ctx, func() (*zk.Stat, error) { return s.conn.Set(node, data, version) }, nil)
+	return err
+}

@@ -2,6 +2,7 @@ package zklock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -26,9 +27,13 @@ import (
 // shared by them cannot use the single "highest token wins" fencing rule;
 // Token still identifies each lease and orders their grants.
 //
-// Every participant must use the same lease count: the count is not stored
-// in ZooKeeper, and a participant configured for more leases admits itself
-// when others would not.
+// Every participant must use the same lease count. The count is stored as
+// the data of the node at path (the decimal count, as kazoo's Semaphore
+// stores its max_leases; Curator leaves that data empty and never reads
+// it), and an acquire by a participant configured with another count fails
+// with an error wrapping ErrInvalidArgument. Curator's semaphores neither
+// store nor check it: a Curator participant with another count is not
+// refused.
 //
 // A Semaphore is not reentrant: each Acquire takes a new lease, whatever
 // context it is given. It is safe for concurrent use by many goroutines.
@@ -148,6 +153,18 @@ func (m *Semaphore) acquire(ctx context.Context, n int, lock, lease *queue) (_ [
 		return nil, err
 	}
 	defer func() { _ = l.Release() }() // Curator's finally: lock.release()
+	// The lease count is checked while the internal mutex is held, alongside
+	// the leases' own requests; a mismatch ends the wait for a lease.
+	lctx, stopLeases := context.WithCancelCause(ctx)
+	defer stopLeases(nil)
+	checked := make(chan error, 1)
+	go func() {
+		err := m.checkCount(lctx)
+		if err != nil {
+			stopLeases(err)
+		}
+		checked <- err
+	}()
 	holds := make([]*Hold, 0, n)
 	defer func() {
 		if err != nil {
@@ -155,11 +172,18 @@ func (m *Semaphore) acquire(ctx context.Context, n int, lock, lease *queue) (_ [
 		}
 	}()
 	for range n {
-		h, err := lease.acquire(ctx)
+		h, err := lease.acquire(lctx)
 		if err != nil {
+			stopLeases(err) // the check need not go on
+			if cerr := <-checked; errors.Is(cerr, ErrInvalidArgument) {
+				return nil, cerr // the mismatch ended the wait
+			}
 			return nil, err
 		}
 		holds = append(holds, h)
+	}
+	if err := <-checked; err != nil {
+		return nil, err
 	}
 	return holds, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zklock/zklock"
@@ -187,3 +188,57 @@ func TestIntegration_CuratorSemaphoreInterop(t *testing.T) {
 		require.NoError(t, h.Release())
 	}
 }
+
+// The stored lease count and Curator: a Curator InterProcessSemaphoreV2 of
+// 2 leases takes the path first (its node's data empty); ours stores the
+// count there and Curator goes on sharing the leases with us (it neither
+// reads nor minds the data); one of ours with another count is refused
+// while Curator holds, without disturbing Curator's lease.
+func TestIntegration_CuratorSemaphoreLeaseCount(t *testing.T) {
+	c := zktest.Start(t)
+	admin := c.Connect(t, sessionTimeout)
+	s1, s2 := connect(t, c), connect(t, c)
+	const path = "/sem/curator-count"
+	cur := peers.Curator(t, c.ConnectString(), 10*time.Second)
+	for _, name := range []string{"A", "B"} {
+		cur.Must(t, "semaphore "+name+" "+path+" 2")
+	}
+	cur.Must(t, "acquire A")
+	leaseA := waitEvent(t, cur, "A", "acquired").Arg
+	data, _, err := admin.Get(path)
+	require.NoError(t, err)
+	require.Empty(t, data, "Curator leaves its semaphore's node empty")
+
+	ours := newSemaphore(t, s1, path, 2)
+	h, err := ours.Acquire(ctxTimeout(t, 10*time.Second)) // the second lease
+	require.NoError(t, err)
+	data, _, err = admin.Get(path)
+	require.NoError(t, err)
+	require.Equal(t, "2", string(data))
+	cur.Must(t, "acquire B 500") // both leases held: Curator counts ours
+	waitEvent(t, cur, "B", "timeout")
+
+	_, err = newSemaphore(t, s2, path, 3).Acquire(ctxTimeout(t, 10*time.Second))
+	require.ErrorIs(t, err, zklock.ErrInvalidArgument, "a third lease for a participant of 3")
+	want := []string{leaseA[len(path+"/leases/"):], h.Node()[len(path+"/leases/"):]}
+	require.Eventually(t, func() bool { return assert.ElementsMatch(noT{}, want, children(t, admin, path+"/leases")) },
+		10*time.Second, 10*time.Millisecond, "the refused participant's lease node is deleted")
+
+	require.NoError(t, h.Release())
+	cur.Must(t, "acquire B") // Curator takes the lease ours returned
+	waitEvent(t, cur, "B", "acquired")
+	cur.Must(t, "release A")
+	cur.Must(t, "release B")
+
+	// Mixed rounds on the stored count, as in TestIntegration_CuratorSemaphoreInterop.
+	occ := mix(t, admin, 2, 10, []func(context.Context) (*zklock.Hold, error){ours.Acquire, newSemaphore(t, s2, path, 2).Acquire},
+		cur, []string{"A", "B"})
+	require.LessOrEqual(t, occ.most.Load(), int32(2))
+	require.Empty(t, children(t, admin, path+"/leases"))
+}
+
+// noT is an assert.TestingT that reports nothing, for assertions used as
+// conditions.
+type noT struct{}
+
+func (noT) Errorf(string, ...any) {}

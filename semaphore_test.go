@@ -137,6 +137,12 @@ func TestIntegration_SemaphoreWireLayout(t *testing.T) {
 		}
 		require.NoError(t, err)
 		require.Zero(t, stat.EphemeralOwner, p)
+		if p == "/sem/layout" {
+			data, _, err := s.Conn().Get(p)
+			require.NoError(t, err)
+			require.Equal(t, "2", string(data), "the semaphore's node holds its lease count")
+			continue
+		}
 		require.Zero(t, stat.DataLength, "%s: parents are empty containers", p)
 	}
 	require.NoError(t, h.Release())

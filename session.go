@@ -84,16 +84,31 @@ type Session struct {
 	handoffs    map[string]*handoff // local waiters by the node they wait on
 	connCtx     context.Context     // lasts while the session is connected (see connectedAs)
 	connCancel  context.CancelFunc
+	failures    connFailures // why connection attempts failed (see ConnectError)
 }
 
-// Connect opens a session to the given servers ("host:port" each) and returns
-// at once, without waiting for a server; operations wait for the connection
-// (see WaitConnected). The
-// session reconnects on its own and, after an expiry, establishes a new
-// ZooKeeper session: holds taken under the old one are then lost.
+// Connect opens a session to the given servers ("host:port" each, port 1
+// to 65535; a host alone means port 2181) and returns at once, without
+// waiting for a server; operations wait for the connection (see
+// WaitConnected). The session reconnects on its own and, after an expiry,
+// establishes a new ZooKeeper session: holds taken under the old one are
+// then lost.
+//
+// Host names are kept as given, through to the dialer (WithDialer), which
+// resolves a name each time it dials it, and to the TLS handshake, which
+// checks each server's certificate against the name given for that server
+// (see WithTLS); go-zookeeper on its own resolves every name once, here,
+// and dials the addresses. So a name that does not resolve is a failed
+// connection attempt, retried as any other, whose reason is in the errors
+// of the waits that end while it lasts (see ConnectError).
 func Connect(servers []string, opts ...SessionOption) (*Session, error) {
 	if len(servers) == 0 {
 		return nil, fmt.Errorf("%w: no servers", ErrInvalidArgument)
+	}
+	for _, srv := range servers {
+		if err := checkServer(srv); err != nil {
+			return nil, err
+		}
 	}
 	cfg := defaultSessionConfig()
 	for _, o := range opts {
@@ -126,6 +141,7 @@ func Connect(servers []string, opts ...SessionOption) (*Session, error) {
 			o(c)
 		}
 		zk.WithDialer(s.dial)(c)
+		zk.WithHostProvider(&hostList{})(c)
 		zk.WithEventCallback(s.onEvent)(c)
 	}
 	conn, _, err := zk.Connect(servers, cfg.timeout, zkOpts)
@@ -189,11 +205,18 @@ func (s *Session) begin(ctx context.Context) error {
 // WaitConnected waits until the session is connected (and its credentials,
 // if any, are accepted), ctx ends, or the session is closed. It does not
 // have to be called: operations wait for the connection on their own.
+//
+// If ctx ends first, the error wraps ctx's cause and, if an attempt to
+// reach a server failed meanwhile, the *ConnectError saying why (wrapping
+// ErrTLSHandshake if the TLS handshakes are refused).
 func (s *Session) WaitConnected(ctx context.Context) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
 	if err := s.waitReady(ctx); err != nil {
+		if ctx.Err() != nil {
+			return s.withFailure(err)
+		}
 		return err
 	}
 	for {
@@ -207,7 +230,7 @@ func (s *Session) WaitConnected(ctx context.Context) error {
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return context.Cause(ctx)
+			return s.withFailure(context.Cause(ctx))
 		}
 	}
 }

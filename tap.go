@@ -35,8 +35,9 @@ import (
 // back to reading the token with Exists and to listing after the create.
 type tapConn struct {
 	net.Conn
-	s    *Session
-	scan replyScanner
+	s      *Session
+	server string // as given to Connect
+	scan   replyScanner
 
 	mu       sync.Mutex
 	wrote    bool             // the ConnectRequest (the first write) is out
@@ -235,6 +236,13 @@ func (c *tapConn) Read(p []byte) (int, error) {
 		// No frames to match: fall back to the arrival time.
 		c.s.heard.Store(int64(time.Since(c.s.epoch)))
 	}
+	if err != nil && c.handshake == 0 && !c.scan.broken() {
+		// The server went before granting a session: closed the connection
+		// (a ZooKeeper that refuses clients, a TLS server that refused our
+		// certificate after the handshake, as TLS 1.3 servers do) or did
+		// not answer in time. Say why, as for a failed dial.
+		c.s.connectFailed(c.server, &stageError{"session handshake", err})
+	}
 	return n, err
 }
 
@@ -253,6 +261,7 @@ func (c *tapConn) reply(f wire.Frame) {
 		c.s.dialSid.Store(sid)
 		c.handshake = 4 + int64(f.Len)
 		c.answered(connectXid)
+		c.s.connectSucceeded()
 		return
 	}
 	h, err := wire.ParseReplyHeader(f.Head)

@@ -92,6 +92,9 @@ func start(t testing.TB, n int, opts []Option) *Cluster {
 	if cfg.servers < 1 {
 		t.Fatalf("zktest: WithServers(%d): need at least 1 server", cfg.servers)
 	}
+	if len(cfg.tlsNames) > 0 && len(cfg.tlsNames) != cfg.servers {
+		t.Fatalf("zktest: WithTLSHostNames: %d names for %d servers: give one per server", len(cfg.tlsNames), cfg.servers)
+	}
 	if b := os.Getenv(EnvBackend); cfg.tls && (os.Getenv(EnvServers) != "" || (b != "" && b != "local")) {
 		t.Skipf("zktest: WithTLS needs the local backend (it writes the servers' TLS configuration); unset %s and %s", EnvServers, EnvBackend)
 	}

@@ -133,10 +133,10 @@ func writeConfig(cfg *config, dir string, i int, all []ports) (string, error) {
 
 // javaArgs builds the server command line. The zktest.owner and zktest.dir
 // properties mark the process as ours for the reaper and for leak checks.
-func javaArgs(cfg *config, js javaSetup, clusterDir, cfgPath string, tc *TLS) []string {
+func javaArgs(cfg *config, js javaSetup, clusterDir, cfgPath string, tc *TLS, member int) []string {
 	extra := map[string]string{"zktest.owner": strconv.Itoa(os.Getpid()), "zktest.dir": clusterDir}
 	if tc != nil {
-		maps.Copy(extra, tc.serverProps())
+		maps.Copy(extra, tc.serverProps(member))
 	}
 	s := Settings{ContainerCheck: cfg.containerCheck, LogOutput: cfg.logOutput, Props: cfg.props, Heap: cfg.heap, JVMFlags: cfg.jvmFlags}
 	args := JVMArgs(s, extra)

@@ -51,7 +51,7 @@ func startLocal(t testing.TB, cfg config) *Cluster {
 	// servers are dead before the directory is removed.
 	lb := &localBackend{cfg: &cfg, js: js, dir: t.TempDir()}
 	if cfg.tls {
-		if lb.tls, err = writeTLS(lb.dir, cfg.clientAuth); err != nil {
+		if lb.tls, err = writeTLS(lb.dir, cfg.clientAuth, cfg.tlsNames); err != nil {
 			t.Fatalf("zktest: TLS material: %v", err)
 		}
 	}
@@ -114,7 +114,7 @@ func (lb *localBackend) boot() ([]string, error) {
 		if m.cfg, err = writeConfig(lb.cfg, m.dir, i, views[i]); err != nil {
 			return nil, fmt.Errorf("zktest: write config: %w", err)
 		}
-		m.args = javaArgs(lb.cfg, lb.js, lb.dir, m.cfg, lb.tls)
+		m.args = javaArgs(lb.cfg, lb.js, lb.dir, m.cfg, lb.tls, i)
 		lb.members[i] = m
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), lb.cfg.startTimeout)
@@ -313,9 +313,4 @@ func (lb *localBackend) shutdown(t testing.TB) {
 	}
 }
 
-func (lb *localBackend) clientTLS() *tls.Config {
-	if lb.tls == nil {
-		return nil
-	}
-	return lb.tls.ClientConfig()
-}
+func (lb *localBackend) clientTLS() *tls.Config { return lb.tls.harnessConfig() }

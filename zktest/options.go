@@ -18,9 +18,10 @@ type config struct {
 	props          map[string]string
 	heap           string
 	jvmFlags       []string
-	tls            bool // WithTLS
-	clientAuth     bool // WithTLSClientAuth
-	quorumRelay    bool // WithQuorumRelay
+	tls            bool     // WithTLS
+	clientAuth     bool     // WithTLSClientAuth
+	tlsNames       []string // WithTLSHostNames
+	quorumRelay    bool     // WithQuorumRelay
 }
 
 func defaultConfig(servers int) config {

@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -18,9 +19,10 @@ import (
 	"time"
 )
 
-// TLS is the key material of a Cluster started WithTLS or
-// WithTLSClientAuth: a certificate authority made for the test, the
-// servers' certificate (for 127.0.0.1 and localhost) and a client
+// TLS is the key material of a Cluster started WithTLS,
+// WithTLSClientAuth or WithTLSHostNames: a certificate authority made for
+// the test, the servers' certificates (for 127.0.0.1, ::1 and localhost,
+// or with WithTLSHostNames for one host name each) and a client
 // certificate, all signed by it, and the PEM files holding them, so that
 // Java, Python and command-line clients can be pointed at the same files.
 // The files live in the cluster's directory and are removed with it.
@@ -37,17 +39,25 @@ type TLS struct {
 	// (ssl.clientAuth=need).
 	ClientAuth bool
 
-	serverKeyStore string // server key and certificate, one PEM file
-	roots          *x509.CertPool
-	client         tls.Certificate
+	// HostNames are the names of WithTLSHostNames, one per member: member
+	// i's certificate is valid for HostNames[i] alone (no IP address), so
+	// a client that checks it must dial that name (or set ServerName).
+	// Empty otherwise.
+	HostNames []string
+
+	serverKeyStores []string // per member: server key and certificate, one PEM file
+	roots           *x509.CertPool
+	client          tls.Certificate
 }
 
 // ClientConfig returns a new tls.Config for a client of the cluster: it
 // trusts the test CA, presents the client certificate, and asks for TLS 1.2
 // or later. ServerName is left empty: the server certificate is valid for
 // 127.0.0.1, ::1 and localhost, and the harness's dialers (and
-// zklock.WithTLS) check it against the address dialled. Modify the copy at will (for example drop Certificates to act
-// as a client without a certificate).
+// zklock.WithTLS) check it against the address dialled; with
+// WithTLSHostNames each member's is valid for its name only, so dial the
+// members by those names. Modify the copy at will (for example drop
+// Certificates to act as a client without a certificate).
 func (t *TLS) ClientConfig() *tls.Config {
 	return &tls.Config{
 		RootCAs:      t.roots,
@@ -61,11 +71,43 @@ func (c *Cluster) TLS() *TLS { return c.tls }
 
 // clientTLS is the configuration the harness itself uses (four-letter
 // words, Expire, Dialer), nil for plaintext.
-func (c *Cluster) clientTLS() *tls.Config {
-	if c.tls == nil {
+func (c *Cluster) clientTLS() *tls.Config { return c.tls.harnessConfig() }
+
+// harnessConfig is ClientConfig for the harness's own connections, which
+// dial the members' addresses: with WithTLSHostNames, a member's
+// certificate must chain to the test CA and be valid for one of the
+// members' names (the harness does not know which address is whose when
+// it dials), instead of for the address. nil for plaintext.
+func (t *TLS) harnessConfig() *tls.Config {
+	if t == nil {
 		return nil
 	}
-	return c.tls.ClientConfig()
+	tc := t.ClientConfig()
+	if len(t.HostNames) == 0 {
+		return tc
+	}
+	names, roots := t.HostNames, t.roots
+	tc.InsecureSkipVerify = true // verified below, against the names
+	tc.VerifyConnection = func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return errors.New("zktest: no server certificate")
+		}
+		leaf := cs.PeerCertificates[0]
+		inter := x509.NewCertPool()
+		for _, c := range cs.PeerCertificates[1:] {
+			inter.AddCert(c)
+		}
+		if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter}); err != nil {
+			return err
+		}
+		for _, n := range names {
+			if leaf.VerifyHostname(n) == nil {
+				return nil
+			}
+		}
+		return fmt.Errorf("zktest: server certificate for %v, none of %v", leaf.DNSNames, names)
+	}
+	return tc
 }
 
 // WithTLS serves clients only over TLS: the servers listen on a secure
@@ -86,6 +128,18 @@ func WithTLSClientAuth() Option {
 	return func(c *config) { c.tls, c.clientAuth = true, true }
 }
 
+// WithTLSHostNames is WithTLS with member i's certificate made for
+// names[i] alone, a DNS name without any IP address, as certificates are
+// usually issued for the hosts of an ensemble (zk1, zk2, zk3): a client
+// that checks it must dial the member by that name (TLS.HostNames; for
+// names other than localhost, through a dialer that maps them to the
+// member's address, so nothing is added to the system's resolver). Give
+// one name per server. Combine it with WithTLSClientAuth to require
+// client certificates too. Default: none (the certificate of WithTLS).
+func WithTLSHostNames(names ...string) Option {
+	return func(c *config) { c.tls, c.tlsNames = true, append([]string(nil), names...) }
+}
+
 // pki is the test CA with a server and a client certificate, made once
 // per test binary (key generation is the slow part).
 type pki struct {
@@ -94,6 +148,11 @@ type pki struct {
 	clientCert, cliKey []byte // PEM
 	roots              *x509.CertPool
 	client             tls.Certificate
+
+	// issue signs a new certificate with the CA: for server use (and
+	// client use, as members present it to each other) when server, valid
+	// for the given IPs and DNS names.
+	issue func(cn string, usage x509.ExtKeyUsage, server bool, ips []net.IP, names []string) (certPEM, keyPEM []byte, err error)
 }
 
 var testPKI = sync.OnceValues(makePKI)
@@ -136,17 +195,22 @@ func makePKI() (*pki, error) {
 	if err != nil {
 		return nil, err
 	}
-	issue := func(cn string, usage x509.ExtKeyUsage, server bool) (certPEM, keyPEM []byte, err error) {
+	var mu sync.Mutex // serial numbers
+	issue := func(cn string, usage x509.ExtKeyUsage, server bool, ips []net.IP, names []string) (certPEM, keyPEM []byte, err error) {
 		k, keyPEM, err := newKey()
 		if err != nil {
 			return nil, nil, err
 		}
+		mu.Lock()
 		t := template(cn)
+		mu.Unlock()
 		t.KeyUsage = x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment
 		t.ExtKeyUsage = []x509.ExtKeyUsage{usage}
 		if server {
-			t.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
-			t.DNSNames = []string{"localhost"}
+			// Also good for client authentication: ZooKeeper members
+			// present it to each other and Netty checks it.
+			t.ExtKeyUsage = append(t.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
+			t.IPAddresses, t.DNSNames = ips, names
 		}
 		der, err := x509.CreateCertificate(rand.Reader, t, ca, &k.PublicKey, caKey)
 		if err != nil {
@@ -154,14 +218,13 @@ func makePKI() (*pki, error) {
 		}
 		return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), keyPEM, nil
 	}
-	p := &pki{caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), roots: x509.NewCertPool()}
+	p := &pki{caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), roots: x509.NewCertPool(), issue: issue}
 	p.roots.AddCert(ca)
-	// The server certificate is also good for client authentication:
-	// ZooKeeper members present it to each other and Netty checks it.
-	if p.serverCert, p.srvKey, err = issue("zktest server", x509.ExtKeyUsageServerAuth, true); err != nil {
+	loopback := []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+	if p.serverCert, p.srvKey, err = issue("zktest server", x509.ExtKeyUsageServerAuth, true, loopback, []string{"localhost"}); err != nil {
 		return nil, fmt.Errorf("zktest: server certificate: %w", err)
 	}
-	if p.clientCert, p.cliKey, err = issue("zktest client", x509.ExtKeyUsageClientAuth, false); err != nil {
+	if p.clientCert, p.cliKey, err = issue("zktest client", x509.ExtKeyUsageClientAuth, false, nil, nil); err != nil {
 		return nil, fmt.Errorf("zktest: client certificate: %w", err)
 	}
 	if p.client, err = tls.X509KeyPair(p.clientCert, p.cliKey); err != nil {
@@ -170,8 +233,9 @@ func makePKI() (*pki, error) {
 	return p, nil
 }
 
-// writeTLS writes the cluster's PEM files into dir.
-func writeTLS(dir string, clientAuth bool) (*TLS, error) {
+// writeTLS writes the cluster's PEM files into dir: with names, one server
+// certificate per member, for its name alone.
+func writeTLS(dir string, clientAuth bool, names []string) (*TLS, error) {
 	p, err := testPKI()
 	if err != nil {
 		return nil, err
@@ -181,21 +245,34 @@ func writeTLS(dir string, clientAuth bool) (*TLS, error) {
 		return nil, err
 	}
 	t := &TLS{
-		CAFile:         filepath.Join(dir, "ca.pem"),
-		CertFile:       filepath.Join(dir, "client-cert.pem"),
-		KeyFile:        filepath.Join(dir, "client-key.pem"),
-		KeyStoreFile:   filepath.Join(dir, "client.pem"),
-		ClientAuth:     clientAuth,
-		serverKeyStore: filepath.Join(dir, "server.pem"),
-		roots:          p.roots,
-		client:         p.client,
+		CAFile:       filepath.Join(dir, "ca.pem"),
+		CertFile:     filepath.Join(dir, "client-cert.pem"),
+		KeyFile:      filepath.Join(dir, "client-key.pem"),
+		KeyStoreFile: filepath.Join(dir, "client.pem"),
+		ClientAuth:   clientAuth,
+		HostNames:    append([]string(nil), names...),
+		roots:        p.roots,
+		client:       p.client,
 	}
 	files := map[string][]byte{
-		t.CAFile:         p.caPEM,
-		t.CertFile:       p.clientCert,
-		t.KeyFile:        p.cliKey,
-		t.KeyStoreFile:   append(append([]byte{}, p.cliKey...), p.clientCert...),
-		t.serverKeyStore: append(append([]byte{}, p.srvKey...), p.serverCert...),
+		t.CAFile:       p.caPEM,
+		t.CertFile:     p.clientCert,
+		t.KeyFile:      p.cliKey,
+		t.KeyStoreFile: append(append([]byte{}, p.cliKey...), p.clientCert...),
+	}
+	if len(names) == 0 {
+		ks := filepath.Join(dir, "server.pem")
+		t.serverKeyStores = []string{ks}
+		files[ks] = append(append([]byte{}, p.srvKey...), p.serverCert...)
+	}
+	for i, name := range names {
+		cert, key, err := p.issue("zktest server "+name, x509.ExtKeyUsageServerAuth, true, nil, []string{name})
+		if err != nil {
+			return nil, fmt.Errorf("zktest: server certificate for %s: %w", name, err)
+		}
+		ks := filepath.Join(dir, fmt.Sprintf("server-%d.pem", i+1))
+		t.serverKeyStores = append(t.serverKeyStores, ks)
+		files[ks] = append(key, cert...)
 	}
 	for name, b := range files {
 		if err := os.WriteFile(name, b, 0o600); err != nil {
@@ -205,16 +282,16 @@ func writeTLS(dir string, clientAuth bool) (*TLS, error) {
 	return t, nil
 }
 
-// serverProps are the JVM system properties that make a server serve TLS
+// serverProps are the JVM system properties that make member serve TLS
 // with t's files.
-func (t *TLS) serverProps() map[string]string {
+func (t *TLS) serverProps(member int) map[string]string {
 	auth := "none"
 	if t.ClientAuth {
 		auth = "need"
 	}
 	return map[string]string{
 		"zookeeper.serverCnxnFactory":               "org.apache.zookeeper.server.NettyServerCnxnFactory",
-		"zookeeper.ssl.keyStore.location":           t.serverKeyStore,
+		"zookeeper.ssl.keyStore.location":           t.serverKeyStores[min(member, len(t.serverKeyStores)-1)],
 		"zookeeper.ssl.keyStore.type":               "PEM",
 		"zookeeper.ssl.trustStore.location":         t.CAFile,
 		"zookeeper.ssl.trustStore.type":             "PEM",

@@ -46,7 +46,7 @@ func (a *app) connect(ctx context.Context, cfg *config) (*zklock.Session, error)
 	if err := s.WaitConnected(ctx); err != nil {
 		s.Close()
 		if ctx.Err() != nil {
-			return nil, a.connectError(ctx, cfg)
+			return nil, a.connectError(ctx, cfg, err)
 		}
 		return nil, err
 	}
@@ -74,13 +74,25 @@ func (c *config) sessionOptions(log *slog.Logger) []zklock.SessionOption {
 	return opts
 }
 
-// connectError explains why ctx ended while connecting.
-func (a *app) connectError(ctx context.Context, cfg *config) error {
+// connectError explains why ctx ended while connecting, from err, the
+// error of Session.WaitConnected: a signal; a refused TLS handshake, a
+// configuration error and not an unreachable ZooKeeper (so --on-unreachable
+// run does not run CMD on it); or no server answered, with the reason of
+// the last attempt.
+func (a *app) connectError(ctx context.Context, cfg *config, err error) error {
 	var sig *interrupted
 	if cause := context.Cause(ctx); errors.As(cause, &sig) {
 		return sig
 	}
-	return fmt.Errorf("%w at %s within %v", errUnreachable, strings.Join(cfg.servers, ","), cfg.connectBound())
+	var ce *zklock.ConnectError
+	switch {
+	case !errors.As(err, &ce):
+		return fmt.Errorf("%w at %s within %v", errUnreachable, strings.Join(cfg.servers, ","), cfg.connectBound())
+	case errors.Is(ce, zklock.ErrTLSHandshake):
+		return fmt.Errorf("%w (no session within %v: check --tls-ca, --tls-cert, --tls-key, --tls-server-name and --servers)",
+			ce, cfg.connectBound())
+	}
+	return fmt.Errorf("%w at %s within %v (last attempt: %w)", errUnreachable, strings.Join(cfg.servers, ","), cfg.connectBound(), ce)
 }
 
 var errStopped = errors.New("signal watch stopped")

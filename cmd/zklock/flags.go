@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,10 +33,10 @@ type config struct {
 	lossLimit time.Duration
 	lossSet   bool
 
-	// TLS files (--tls-ca, --tls-cert, --tls-key); tls is the client
-	// configuration built from them, nil for plaintext.
-	tlsCA, tlsCert, tlsKey string
-	tls                    *tls.Config
+	// TLS files (--tls-ca, --tls-cert, --tls-key) and --tls-server-name;
+	// tls is the client configuration built from them, nil for plaintext.
+	tlsCA, tlsCert, tlsKey, tlsServerName string
+	tls                                   *tls.Config
 }
 
 type authSpec struct {
@@ -90,7 +92,8 @@ var settings = []setting{
 	{"auth", "ZKLOCK_AUTH", "", "SCHEME:CRED", "ZooKeeper auth, e.g. digest:user:password", applyAuth},
 	{"on-unreachable", "ZKLOCK_ON_UNREACHABLE", onUnreachableFail, "fail|run",
 		"no server answers within --timeout (10s if 0): fail exits 1;\n" +
-			"run runs CMD anyway, unlocked, with ZKLOCK_UNLOCKED=1 and no token (efficiency locks only)", applyOnUnreachable},
+			"run runs CMD anyway, unlocked, with ZKLOCK_UNLOCKED=1 and no token (efficiency locks only);\n" +
+			"a refused TLS handshake is a configuration error: it always fails", applyOnUnreachable},
 	{"loss-limit", "ZKLOCK_LOSS_LIMIT", "", "DUR",
 		"holding verbs: the lock counts as lost once the connection has been suspended\n" +
 			"for DUR (from when the server was last heard); 0: at the first suspension;\n" +
@@ -102,6 +105,9 @@ var settings = []setting{
 		func(c *config, v string) error { c.tlsCert = v; return nil }},
 	{"tls-key", "ZKLOCK_TLS_KEY", "", "FILE", "the private key of --tls-cert (PEM)",
 		func(c *config, v string) error { c.tlsKey = v; return nil }},
+	{"tls-server-name", "ZKLOCK_TLS_SERVER_NAME", "", "NAME", "speak TLS; check every server's certificate against NAME\n" +
+		"(default: each against the host given for it in --servers)",
+		func(c *config, v string) error { c.tlsServerName = v; return nil }},
 }
 
 // rawValue is a flag.Value that keeps the text and whether it was given.
@@ -207,12 +213,15 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 		return nil, usagef("missing verb")
 	}
 	if rest[0] == "help" { // zklock help [VERB]
-		if len(rest) > 1 {
-			if v := lookupVerb(rest[1]); v != nil {
-				return nil, &verbHelp{v}
-			}
+		switch {
+		case len(rest) == 1:
+			return nil, errHelp
+		case len(rest) > 2:
+			return nil, usagef("help: unexpected argument %q (zklock help [VERB])", rest[2])
+		case lookupVerb(rest[1]) == nil:
+			return nil, usagef("help: unknown verb %q (verbs: %s)", rest[1], verbNames())
 		}
-		return nil, errHelp
+		return nil, &verbHelp{lookupVerb(rest[1])}
 	}
 	v := lookupVerb(rest[0])
 	if v == nil {
@@ -345,6 +354,30 @@ func applyServers(c *config, v string) error {
 	if len(c.servers) == 0 {
 		return errors.New("no servers")
 	}
+	for _, s := range c.servers {
+		if err := checkServer(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkServer checks one --servers entry as zklock.Connect does: HOST:PORT
+// with a port from 1 to 65535, or HOST alone for port 2181.
+func checkServer(s string) error {
+	if !strings.Contains(s, ":") {
+		return nil // go-zookeeper adds :2181
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("%q: want HOST:PORT", s)
+	}
+	if host == "" {
+		return fmt.Errorf("%q: no host", s)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q: port %q is not a number from 1 to 65535", s, port)
+	}
 	return nil
 }
 
@@ -389,14 +422,14 @@ func applyAuth(c *config, v string) error {
 	return nil
 }
 
-// tlsConfig builds the TLS client configuration from the --tls-* files:
+// tlsConfig builds the TLS client configuration from the --tls-* flags:
 // nil when none is given (plaintext). A file that cannot be read or parsed
 // is a usage error, so nothing connects with half a configuration.
 func tlsConfig(c *config) (*tls.Config, error) {
-	if c.tlsCA == "" && c.tlsCert == "" && c.tlsKey == "" {
+	if c.tlsCA == "" && c.tlsCert == "" && c.tlsKey == "" && c.tlsServerName == "" {
 		return nil, nil
 	}
-	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.tlsServerName}
 	if c.tlsCA != "" {
 		b, err := os.ReadFile(c.tlsCA)
 		if err != nil {
@@ -457,7 +490,21 @@ func lockPath(p string) (string, error) {
 		full = "/locks/" + p
 	}
 	if err := zklock.ValidatePath(full); err != nil {
-		return "", usagef("invalid PATH %q", p)
+		if full != p { // the reason may point into the full path
+			return "", usagef("invalid PATH %q (znode %q): %s", p, full, pathReason(err))
+		}
+		return "", usagef("invalid PATH %q: %s", p, pathReason(err))
 	}
 	return full, nil
+}
+
+// pathReason is why zklock.ValidatePath refused a path: the text after the
+// quoted path in its message ("zklock: invalid path \"/a//b\": empty
+// element (//)"), or the whole message if it has no such part.
+func pathReason(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, `": `); i >= 0 {
+		return msg[i+len(`": `):]
+	}
+	return msg
 }

@@ -53,7 +53,7 @@ func TestParseVerbHelpAndVersion(t *testing.T) {
 		require.ErrorAs(t, err, &vh, args)
 		assert.Equal(t, "lock", vh.verb.name)
 	}
-	for _, args := range [][]string{{"-h"}, {"help"}, {"help", "nonsense"}} {
+	for _, args := range [][]string{{"-h"}, {"help"}} {
 		_, err := parseArgs(args, envMap(nil))
 		assert.ErrorIs(t, err, errHelp, args)
 		var vh *verbHelp
@@ -125,4 +125,31 @@ func TestUsageListsNewFlags(t *testing.T) {
 		"elect --listen PATH [--json]", "[--latch]", "--latch ", "--listen ", "elect --listen: ended by"} {
 		assert.Contains(t, b.String(), s)
 	}
+}
+
+// The command line's defects of issue 29, as a user meets them: each is a
+// usage error (exit 2) that says what is wrong, before anything connects,
+// and CMD does not run.
+func TestCLIRefusesBadInput(t *testing.T) {
+	t.Parallel()
+	ran := t.TempDir() + "/ran"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help", "bogus"}, `zklock: help: unknown verb "bogus" (verbs: lock, `},
+		{[]string{"--servers", "127.0.0.1:99999", "lock", "p", "touch", ran},
+			`zklock: invalid --servers "127.0.0.1:99999": "127.0.0.1:99999": port "99999" is not a number from 1 to 65535`},
+		{[]string{"lock", "a//b", "touch", ran}, `zklock: invalid PATH "a//b" (znode "/locks/a//b"): empty element (//)`},
+	} {
+		code, stdout, stderr := runZklock(t, nil, tc.args...)
+		assert.Equal(t, exitUsage, code, "%v: %s", tc.args, stderr)
+		assert.Empty(t, stdout, tc.args)
+		assert.Contains(t, stderr, tc.want, tc.args)
+		assert.Contains(t, stderr, "Run 'zklock -h' for usage.", tc.args)
+	}
+	code, _, stderr := runZklock(t, []string{"ZKLOCK_SERVERS=zk1:2181,zk2:65536"}, "lock", "p", "touch", ran)
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, `invalid ZKLOCK_SERVERS "zk1:2181,zk2:65536": "zk2:65536": port "65536"`)
+	assert.NoFileExists(t, ran)
 }

@@ -97,7 +97,9 @@ var verbs = []*verb{
 		},
 		about: "Takes one of N leases of the semaphore at PATH (Curator's\n" +
 			"InterProcessSemaphoreV2; N=1 is the wire format of InterProcessSemaphoreMutex).\n" +
-			"The token is the lease node's czxid.\n" + lossHelpDefault,
+			"The token is the lease node's czxid. N is stored in PATH's node (its data, as\n" +
+			"kazoo stores max_leases; Curator ignores it): a participant with another N is\n" +
+			"refused (exit 2) instead of admitting itself.\n" + lossHelpDefault,
 		example: "zklock semaphore crawlers --leases 4 -- ./crawl"},
 	{name: "elect", args: "PATH [--id ID] [--requeue] [--latch] [--] [CMD [ARG...]]",
 		summary: "run CMD only while leader (Curator LeaderSelector; --latch: LeaderLatch)",
@@ -188,6 +190,15 @@ func version() string {
 		}
 	}
 	return v + " " + info.GoVersion
+}
+
+// verbNames lists the verbs, comma-separated, in the usage's order.
+func verbNames() string {
+	names := make([]string, len(verbs))
+	for i, v := range verbs {
+		names[i] = v.name
+	}
+	return strings.Join(names, ", ")
 }
 
 func lookupVerb(name string) *verb {

@@ -52,6 +52,14 @@ func TestIntegration_SemaphoreVerb(t *testing.T) {
 	_, err := strconv.ParseInt(tok, 10, 64)
 	assert.NoError(t, err)
 
+	// Another N on the same path while leases are held: refused (exit 2),
+	// not a third holder, and CMD does not run.
+	ran := filepath.Join(t.TempDir(), "ran")
+	code, _, stderr = runZklock(t, env, "semaphore", "sem", "--leases", "3", "touch", ran)
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, "the semaphore at /locks/sem has 2 leases (stored in its node), this participant 3")
+	assert.NoFileExists(t, ran)
+
 	require.NoError(t, holders[1].cmd.Process.Signal(syscall.SIGTERM))
 	assert.Equal(t, exitOK, holders[1].wait(t, 20*time.Second))
 	assert.Empty(t, children(t, conn, "/locks/sem/leases"))

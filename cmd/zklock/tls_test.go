@@ -3,8 +3,10 @@
 package main
 
 import (
+	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,8 +21,9 @@ import (
 // zklock over TLS against a server that speaks only TLS and requires
 // client certificates: --tls-ca/--tls-cert/--tls-key (or ZKLOCK_TLS_*)
 // connect, the child's token is its node's czxid, and status works; without
-// the client certificate, or without TLS, nothing is acquired and CMD does
-// not run (exit 1: no server answered).
+// the client certificate, with an untrusted server, or without TLS, nothing
+// is acquired and CMD does not run, --on-unreachable run or not (exit 1,
+// saying why).
 func TestIntegration_TLSFlags(t *testing.T) {
 	t.Parallel()
 	c := zktest.Start(t, zktest.WithTLSClientAuth())
@@ -59,16 +62,36 @@ func TestIntegration_TLSFlags(t *testing.T) {
 	assert.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, `"path": "/locks/tls-job"`)
 
-	// Refused: no client certificate; no TLS at all. CMD must not run.
+	// Refused: no client certificate; an untrusted server (the system's
+	// roots): CMD must not run, even with --on-unreachable run, as a TLS
+	// refusal is a configuration error. No TLS at all: the server closes
+	// the connection, which is all a plaintext client can see (unreachable).
 	ran := filepath.Join(t.TempDir(), "ran")
-	for name, args := range map[string][]string{
-		"no client certificate": {"--tls-ca", files.CAFile, "--timeout", "2s", "lock", "tls-job", "touch", ran},
-		"plaintext":             {"--timeout", "2s", "lock", "tls-job", "touch", ran},
-		"untrusted server":      {"--tls-cert", files.CertFile, "--tls-key", files.KeyFile, "--timeout", "2s", "lock", "tls-job", "touch", ran},
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"no client certificate", []string{"--tls-ca", files.CAFile},
+			[]string{"zklock: /locks/tls-job not acquired: TLS handshake failed with " + c.Servers()[0] + ": remote error: tls: bad certificate"}},
+		{"untrusted server", []string{"--tls-cert", files.CertFile, "--tls-key", files.KeyFile},
+			[]string{"TLS handshake failed with", "x509: certificate signed by unknown authority", "check --tls-ca"}},
+		{"plaintext", nil, []string{"no ZooKeeper server answered at " + c.ConnectString() + " within 2s (last attempt: connecting to " +
+			c.Servers()[0] + ": session handshake: "}},
 	} {
-		code, _, stderr := runZklock(t, base, args...)
-		assert.Equal(t, exitError, code, "%s: %s", name, stderr)
-		assert.Contains(t, stderr, "no ZooKeeper server answered", name)
+		modes := []string{"fail", "run"}
+		if tc.name == "plaintext" {
+			modes = modes[:1]
+		}
+		for _, unreachable := range modes {
+			args := append(append([]string{}, tc.args...), "--on-unreachable", unreachable, "--timeout", "2s", "lock", "tls-job", "touch", ran)
+			code, _, stderr := runZklock(t, base, args...)
+			assert.Equal(t, exitError, code, "%s, %s: %s", tc.name, unreachable, stderr)
+			for _, w := range tc.want {
+				assert.Contains(t, stderr, w, "%s, %s", tc.name, unreachable)
+			}
+			assert.NotContains(t, stderr, "WITHOUT the lock", tc.name)
+		}
 	}
 	assert.NoFileExists(t, ran)
 
@@ -83,4 +106,62 @@ func TestIntegration_TLSFlags(t *testing.T) {
 		assert.Equal(t, exitUsage, code, "%v: %s", args, stderr)
 		assert.Contains(t, stderr, "--tls-", args)
 	}
+}
+
+// A server whose certificate names a host only (localhost, no IP SAN), as
+// deployed certificates do: --servers with the name connects, each server
+// being checked against the host given for it; by IP address it is refused
+// with x509's reason, unless --tls-server-name names the certificate's
+// host; a --tls-server-name for another host is refused as well. -v logs
+// the reason as the attempts fail, and CMD never runs on a refusal.
+func TestIntegration_TLSServerNames(t *testing.T) {
+	t.Parallel()
+	c := zktest.Start(t, zktest.WithTLSHostNames("localhost"))
+	files := c.TLS()
+	_, port, err := net.SplitHostPort(c.Servers()[0])
+	require.NoError(t, err)
+	byName, byIP := "localhost:"+port, c.Servers()[0]
+	env := []string{"ZKLOCK_TLS_CA=" + files.CAFile, "ZKLOCK_SESSION_TIMEOUT=" + zkSessionTimeout.String()}
+	ran := filepath.Join(t.TempDir(), "ran")
+
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"by name", []string{"--servers", byName}},
+		{"by IP, --tls-server-name", []string{"--servers", byIP, "--tls-server-name", "localhost"}},
+		{"by IP, ZKLOCK_TLS_SERVER_NAME", []string{"--servers", byIP}},
+	} {
+		e := env
+		if strings.Contains(tc.name, "ZKLOCK_") {
+			e = append([]string{"ZKLOCK_TLS_SERVER_NAME=localhost"}, env...)
+		}
+		code, _, stderr := runZklock(t, e, append(tc.args, "--timeout", "20s", "lock", "tls-names", "true")...)
+		assert.Equal(t, exitOK, code, "%s: %s", tc.name, stderr)
+	}
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"by IP", []string{"--servers", byIP},
+			"x509: cannot validate certificate for 127.0.0.1 because it doesn't contain any IP SANs"},
+		{"wrong --tls-server-name", []string{"--servers", byName, "--tls-server-name", "zk9.zklock.test"},
+			"x509: certificate is valid for localhost, not zk9.zklock.test"},
+	} {
+		args := append(tc.args, "-v", "--on-unreachable", "run", "--timeout", "1s", "lock", "tls-names", "touch", ran)
+		code, _, stderr := runZklock(t, env, args...)
+		assert.Equal(t, exitError, code, "%s: %s", tc.name, stderr)
+		assert.Contains(t, stderr, "zklock: /locks/tls-names not acquired: TLS handshake failed with "+tc.args[1]+": tls: failed to verify certificate: "+tc.want, tc.name)
+		assert.Regexp(t, `level=WARN msg="zklock: connection attempt failed" server=`+regexp.QuoteMeta(tc.args[1])+` err=".*`+
+			regexp.QuoteMeta(tc.want), stderr, "%s: -v logs the reason", tc.name)
+	}
+	assert.NoFileExists(t, ran)
+
+	inv, err := parseArgs([]string{"--tls-server-name", "zk1.example", "lock", "p"}, envMap(nil))
+	require.NoError(t, err)
+	require.NotNil(t, inv.cfg.tls, "--tls-server-name alone turns TLS on")
+	assert.Equal(t, "zk1.example", inv.cfg.tls.ServerName)
+	assert.Nil(t, inv.cfg.tls.RootCAs, "the system's roots")
 }

@@ -56,6 +56,7 @@ Environment (a flag given on the command line wins; an empty variable is unset):
   ZKLOCK_TLS_CA            --tls-ca
   ZKLOCK_TLS_CERT          --tls-cert
   ZKLOCK_TLS_KEY           --tls-key
+  ZKLOCK_TLS_SERVER_NAME   --tls-server-name
 
 Exit status:
   CMD's     CMD ran and exited on its own while the lock was held

@@ -113,7 +113,7 @@ func start(t testing.TB, n int, opts []zktest.Option) *Cluster {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartTimeout)
 	defer cancel()
-	p, err := Engine(ctx, testcontainers.WithLogger(tclog.TestLogger(t)))
+	p, err := engineFor(ctx, t)
 	if err != nil {
 		t.Skipf("zktest/containers: %v", err)
 	}
@@ -160,20 +160,70 @@ func Image() string {
 }
 
 // Engine connects to the Docker engine (DOCKER_HOST or the default socket)
-// and checks that it answers; the error says what is wrong. The caller
-// closes the provider.
+// and checks that it answers; the error, one line, says what is wrong. A
+// DOCKER_HOST that is set is the engine: if it does not answer, Engine
+// fails, where testcontainers-go alone would fall back to the default
+// socket. The caller closes the provider.
 func Engine(ctx context.Context, opts ...testcontainers.DockerProviderOption) (*testcontainers.DockerProvider, error) {
-	p, err := testcontainers.NewDockerProvider(opts...)
-	if err != nil {
-		return nil, fmt.Errorf("no Docker engine answers (start dockerd or set DOCKER_HOST): %w", err)
-	}
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	if host := os.Getenv("DOCKER_HOST"); host != "" {
+		if err := ping(hctx, host); err != nil {
+			return nil, noEngine("DOCKER_HOST="+host, err)
+		}
+	}
+	p, err := testcontainers.NewDockerProvider(opts...)
+	if err != nil {
+		return nil, noEngine("", err)
+	}
 	if _, err := p.Client().Ping(hctx, client.PingOptions{}); err != nil {
 		p.Close()
-		return nil, fmt.Errorf("no Docker engine answers (start dockerd or set DOCKER_HOST): %w", err)
+		return nil, noEngine(p.Client().DaemonHost(), err)
 	}
 	return p, nil
+}
+
+// ping checks that the engine at host (a DOCKER_HOST URL) answers.
+func ping(ctx context.Context, host string) error {
+	c, err := client.New(client.FromEnv, client.WithHost(host))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = c.Ping(ctx, client.PingOptions{})
+	return err
+}
+
+// noEngine is Engine's error: one line, naming the engine tried (at, if
+// known) and why it did not answer.
+func noEngine(at string, err error) error {
+	if at != "" {
+		at = " at " + at
+	}
+	reason := strings.Join(strings.Fields(err.Error()), " ")
+	return fmt.Errorf("no Docker engine answers%s (start dockerd or set DOCKER_HOST): %s", at, reason)
+}
+
+// engineDown is why no engine answered the first Start of this test
+// binary, if none did: later Starts skip at once with the same reason
+// instead of asking again (an engine that does not answer rarely starts
+// answering within one test run, and a DOCKER_HOST that drops packets
+// would cost every test the 10s bound).
+var engineDown struct {
+	sync.Mutex
+	err error
+}
+
+// engineFor is Engine for Start, with testcontainers' log on t.
+func engineFor(ctx context.Context, t testing.TB) (*testcontainers.DockerProvider, error) {
+	engineDown.Lock()
+	defer engineDown.Unlock()
+	if engineDown.err != nil {
+		return nil, engineDown.err
+	}
+	p, err := Engine(ctx, testcontainers.WithLogger(tclog.TestLogger(t)))
+	engineDown.err = err
+	return p, err
 }
 
 // createNetwork makes the cluster's bridge network on a random 10.x.y.0/24

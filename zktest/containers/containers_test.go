@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -232,6 +233,7 @@ func TestIntegration_ReapAfterKill9(t *testing.T) {
 		fmt.Println("STARTED", c.Network())
 		select {} // until killed
 	}
+	requireEngine(t)
 	if _, err := exec.LookPath("docker"); err != nil {
 		t.Skip("the docker CLI is needed to look at the engine's containers")
 	}
@@ -273,11 +275,63 @@ func TestIntegration_MissingImage(t *testing.T) {
 		containers.Start(t)
 		return
 	}
+	requireEngine(t) // without one, the helper's Start skips instead of failing
 	cmd := exec.Command(os.Args[0], "-test.run=^TestIntegration_MissingImage$", "-test.v")
 	cmd.Env = append(os.Environ(), envHelper+"=1")
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	require.True(t, errors.As(err, &ee), "the start must fail: %s", out)
+	require.Contains(t, string(out), "--- FAIL: TestIntegration_MissingImage", "the start must fail, not skip: %s", out)
 	require.Contains(t, string(out), "zk-image.sh", "the failure must say how to build the image")
 	require.Contains(t, string(out), "no-such-image")
+}
+
+// requireEngine skips a test that runs Start in a helper process, as Start
+// would skip it, when no Docker engine answers.
+func requireEngine(t *testing.T) {
+	t.Helper()
+	p, err := containers.Engine(t.Context())
+	if err != nil {
+		t.Skipf("zktest/containers: %v", err)
+	}
+	p.Close()
+}
+
+// Without a Docker engine, every test of this package skips, saying why in
+// one line, and none fails: the package's tests run again in a child test
+// binary whose DOCKER_HOST is a socket nobody listens on (and whose HOME
+// has no testcontainers properties), which must pass with every test
+// skipped for want of an engine. This is what make test does on a machine
+// without Docker.
+func TestNoEngineSkips(t *testing.T) {
+	list, err := exec.Command(os.Args[0], "-test.list=^Test").Output()
+	require.NoError(t, err)
+	var want []string
+	for _, name := range strings.Fields(string(list)) {
+		if name != "TestNoEngineSkips" {
+			want = append(want, name)
+		}
+	}
+	require.NotEmpty(t, want)
+
+	dir := t.TempDir()
+	host := "unix://" + dir + "/no-docker.sock"
+	cmd := exec.Command(os.Args[0], "-test.v", "-test.count=1", "-test.skip=^TestNoEngineSkips$")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "DOCKER_HOST=" + host}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "without an engine the tests must pass (skipped):\n%s", out)
+	skip := regexp.MustCompile(`(?m)^=== RUN   (\S+)\n\s+\S+\.go:\d+: (.*)\n--- SKIP: (\S+) `)
+	reasons := map[string]string{}
+	for _, m := range skip.FindAllStringSubmatch(string(out), -1) {
+		if m[1] == m[3] { // one line between RUN and SKIP: the reason
+			reasons[m[1]] = m[2]
+		}
+	}
+	for _, name := range want {
+		require.Contains(t, reasons, name, "%s did not skip:\n%s", name, out)
+		require.True(t, strings.HasPrefix(reasons[name], "zktest/containers: no Docker engine answers at DOCKER_HOST="+host+
+			" (start dockerd or set DOCKER_HOST): "), "%s: %s", name, reasons[name])
+	}
+	require.NotContains(t, string(out), "--- FAIL")
+	require.NotContains(t, string(out), "Connected to docker", "a fallback engine was used")
 }

@@ -43,5 +43,9 @@
 // (iptables) inside the members' network namespaces; the test process's
 // own connections count as the member Host.
 //
-// Tests skip (t.Skip, with the reason) only when no Docker engine answers.
+// Tests skip (t.Skip, with the reason in one line) only when no Docker
+// engine answers: the one DOCKER_HOST names, if it is set (testcontainers-go
+// alone would fall back to the default socket), else the default socket.
+// Once no engine answered, later Starts in the same test binary skip at
+// once with the same reason.
 package containers

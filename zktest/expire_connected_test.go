@@ -10,18 +10,15 @@ import (
 	"github.com/zklock/zklock/zktest"
 )
 
-// TestIntegration_READMESnippet runs the README's zktest snippet as written
-// and checks what it promises: the session had an id to expire when Expire
-// ran, and the server expired it (the session then has a new id).
-func TestIntegration_READMESnippet(t *testing.T) {
-	// --- the README snippet ---
+// A session's id is there to expire once WaitConnected returns, and
+// Expire ends that session on the server (the session then has a new id).
+func TestIntegration_ExpireConnectedSession(t *testing.T) {
 	c := zktest.Start(t) // or zktest.StartEnsemble(t) for 3 servers
 	sess, err := zklock.Connect(c.Servers(), zklock.WithDialer(c.Dialer()))
 	require.NoError(t, err)
 	t.Cleanup(func() { sess.Close() })
 	require.NoError(t, sess.WaitConnected(t.Context())) // the session has its id once connected
 	require.NoError(t, c.Expire(sess.ID()))             // the server expires the session now
-	// --- end ---
 
 	expired := sess.ID()
 	require.NotZero(t, expired)

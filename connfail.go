@@ -1,0 +1,146 @@
+package zklock
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+)
+
+// A ConnectError is why the session's latest attempt to reach a server
+// failed: the dial, the TLS handshake, or the session handshake (the server
+// closed the connection, or did not answer, before granting a session).
+// The errors of WaitConnected and of acquires that end while the session is
+// not connected wrap the latest one, so its reason reaches the caller; a
+// TLS refusal (see ErrTLSHandshake) is kept in preference to later
+// failures of other kinds, until a server grants a session. The session
+// also logs each new reason at Warn level (WithLogger).
+type ConnectError struct {
+	// Server is the server's address as given to Connect ("host:port").
+	Server string
+	// Err is what failed, as the dialer, crypto/tls or the connection
+	// reported it (for example an *x509.HostnameError inside a
+	// *tls.CertificateVerificationError).
+	Err error
+
+	tls bool // a TLS refusal: Err wraps no ErrTLSHandshake of its own
+}
+
+// Error names the server and says what failed: "zklock: TLS handshake
+// failed with zk1:2281: tls: ..." for a TLS refusal, "zklock: connecting to
+// zk1:2181: ..." otherwise.
+func (e *ConnectError) Error() string {
+	if e.tls {
+		return fmt.Sprintf("%v with %s: %v", ErrTLSHandshake, e.Server, e.Err)
+	}
+	return fmt.Sprintf("zklock: connecting to %s: %v", e.Server, e.Err)
+}
+
+// Unwrap returns Err, and ErrTLSHandshake for a TLS refusal.
+func (e *ConnectError) Unwrap() []error {
+	if e.tls {
+		return []error{ErrTLSHandshake, e.Err}
+	}
+	return []error{e.Err}
+}
+
+// stageError is a failure of one stage of connecting: the "TLS handshake"
+// (tlsDialer) or the "session handshake" (the tap).
+type stageError struct {
+	stage string
+	err   error
+}
+
+func (e *stageError) Error() string { return e.stage + ": " + e.err.Error() }
+func (e *stageError) Unwrap() error { return e.err }
+
+// tlsRefused reports whether err is a TLS failure that retrying the same
+// server will not fix: the server's certificate did not verify (unknown
+// authority, wrong name, expired), the server sent an alert (it refused
+// our certificate or its absence, or our parameters), or what came back
+// was not TLS.
+func tlsRefused(err error) bool {
+	var (
+		verify *tls.CertificateVerificationError
+		record tls.RecordHeaderError
+		alert  tls.AlertError
+		host   x509.HostnameError
+		ca     x509.UnknownAuthorityError
+		cert   x509.CertificateInvalidError
+		op     *net.OpError
+	)
+	return errors.As(err, &verify) || errors.As(err, &record) || errors.As(err, &alert) ||
+		errors.As(err, &host) || errors.As(err, &ca) || errors.As(err, &cert) ||
+		(errors.As(err, &op) && op.Op == "remote error") // crypto/tls's form of a received alert
+}
+
+// connFailures is what the session knows of its failed connection
+// attempts since a server last granted it a session.
+type connFailures struct {
+	mu     sync.Mutex
+	last   *ConnectError     // the latest
+	tls    *ConnectError     // the latest TLS refusal
+	logged map[string]string // per server, the reason last logged at Warn
+}
+
+// connectFailed records a failed attempt to reach server and logs a
+// reason not logged before for that server (repeats go to Debug).
+func (s *Session) connectFailed(server string, err error) {
+	e := &ConnectError{Server: server, Err: err}
+	var se *stageError
+	if s.cfg.tls != nil && tlsRefused(err) {
+		e.tls = true
+		if errors.As(err, &se) { // "TLS handshake failed with ...": the stage goes without saying
+			e.Err = se.err
+		}
+	}
+	f := &s.failures
+	f.mu.Lock()
+	f.last = e
+	if e.tls {
+		f.tls = e
+	}
+	msg := e.Error()
+	repeat := f.logged[server] == msg
+	if f.logged == nil {
+		f.logged = make(map[string]string)
+	}
+	f.logged[server] = msg
+	f.mu.Unlock()
+	if repeat {
+		s.log.Debug("zklock: connection attempt failed", "server", server, "err", err)
+		return
+	}
+	s.log.Warn("zklock: connection attempt failed", "server", server, "err", msg)
+}
+
+// connectSucceeded forgets the failures: a server granted a session.
+func (s *Session) connectSucceeded() {
+	f := &s.failures
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.last, f.tls, f.logged = nil, nil, nil
+}
+
+// connectFailure is the failure to report: the latest TLS refusal, else
+// the latest failure, since a server last granted a session; nil if none.
+func (s *Session) connectFailure() *ConnectError {
+	f := &s.failures
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.tls != nil {
+		return f.tls
+	}
+	return f.last
+}
+
+// withFailure adds the reason of the latest failed connection attempt, if
+// any, to err, the error of a wait that ended while not connected.
+func (s *Session) withFailure(err error) error {
+	if f := s.connectFailure(); f != nil {
+		return fmt.Errorf("%w; %w", err, f)
+	}
+	return err
+}

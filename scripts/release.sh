@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Check the tree for a release and print the tags to push. Tags nothing, pushes nothing.
+#
+#   scripts/release.sh            check, run the release test, print the tags
+#   scripts/release.sh --no-test  check only (no module proxy test)
+#
+# The version is the first "## vX.Y.Z" heading of CHANGELOG.md. The checks: the work tree is
+# clean (nothing to commit, nothing untracked); the version is a semantic version whose tags do
+# not exist yet; each nested module requires the root module at that version; gofmt, go vet and
+# go mod tidy are clean in every module (make vet); and internal/release's test builds a module
+# proxy from the tree at that version and resolves and builds every published module from it
+# with go get, offline. Then it prints the git commands that tag HEAD and push the tags: the root
+# module (vX.Y.Z) and the nested ones (zktest/containers/vX.Y.Z, contrib/prometheus/vX.Y.Z).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin"
+GO=${GO:-go}
+
+die() { echo "release: $*" >&2; exit 1; }
+
+test=1
+case "${1:-}" in
+"") ;;
+--no-test) test=0 ;;
+-h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+*) die "unknown argument $1 (want --no-test or nothing)" ;;
+esac
+
+root=github.com/zklock/zklock
+nested=(zktest/containers contrib/prometheus)
+
+[ -z "$(git status --porcelain)" ] || die "the work tree is not clean (commit or remove):
+$(git status --short)"
+
+version=$(sed -n 's/^## \(v[0-9][0-9]*\.[0-9][0-9]*\.[0-9][0-9]*\)\([^0-9A-Za-z.-].*\)\{0,1\}$/\1/p' CHANGELOG.md | head -n1)
+[ -n "$version" ] || die "CHANGELOG.md has no \"## vX.Y.Z\" heading"
+
+tags=("$version")
+for d in "${nested[@]}"; do tags+=("$d/$version"); done
+for t in "${tags[@]}"; do
+	! git rev-parse -q --verify "refs/tags/$t" >/dev/null || die "tag $t exists already"
+done
+
+for d in "${nested[@]}"; do
+	grep -Eq "^[[:space:]]*(require[[:space:]]+)?$root $version([[:space:]]|$)" "$d/go.mod" ||
+		die "$d/go.mod must require $root $version (it has: $(grep -E "$root v" "$d/go.mod" | tr -s ' \t' ' '))"
+done
+
+make --no-print-directory vet >/dev/null || die "make vet failed"
+
+if [ "$test" = 1 ]; then
+	(cd internal/release && "$GO" test -count=1 .) >/dev/null || die "the module proxy test failed (cd internal/release && go test -v .)"
+fi
+
+echo "release: $version at $(git rev-parse --short HEAD) is ready; to publish it:"
+for t in "${tags[@]}"; do
+	echo "  git tag -a $t -m 'zklock $t'"
+done
+echo "  git push origin ${tags[*]}"

@@ -1,0 +1,74 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// The lease count is stored as the data of the semaphore's own node
+// (<path>): the decimal count, as kazoo's Semaphore stores its max_leases
+// there. Curator creates that node as an empty CONTAINER parent and never
+// reads its data, so the wire stays Curator's.
+//
+// Every acquire checks the stored count while it holds the internal mutex:
+// the mutex's node keeps <path> from being reaped, and the count is only
+// ever written into empty data, so two participants holding the mutex in
+// turn cannot read two different counts. The check runs alongside the
+// lease's own requests (see Semaphore.acquire), so it costs no round trip.
+
+// checkCount compares the semaphore's stored lease count with m.leases,
+// storing it first if the node's data is empty. It returns an error
+// wrapping ErrInvalidArgument if another count is stored. Data that is not
+// a decimal count (someone else's) is left alone and not checked, as kazoo
+// does; so is a node this session may not write (a NoAuth on the store).
+// Connection problems are retried, as the acquire's own requests are.
+func (m *Semaphore) checkCount(ctx context.Context) error {
+	err := m.checkCountOnce(ctx)
+	for attempt := 0; isConnErr(err); attempt++ {
+		if serr := m.s.cfg.retry.sleep(ctx, attempt); serr != nil {
+			return serr
+		}
+		err = m.checkCountOnce(ctx)
+	}
+	return err
+}
+
+func (m *Semaphore) checkCountOnce(ctx context.Context) error {
+	node := m.s.FullPath(m.path)
+	want := []byte(strconv.Itoa(m.leases))
+	for {
+		data, stat, err := m.s.read(ctx, node)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return nil // gone with the session that held the internal mutex: the acquire fails on its own
+		case err != nil:
+			return err
+		}
+		if len(data) > 0 {
+			n, err := strconv.Atoi(strings.TrimSpace(string(data)))
+			switch {
+			case err != nil:
+				return nil // not a count: not ours to judge
+			case n != m.leases:
+				return fmt.Errorf("%w: the semaphore at %s has %d leases (stored in its node), this participant %d: "+
+					"every participant must use the same count", ErrInvalidArgument, m.path, n, m.leases)
+			}
+			return nil
+		}
+		err = m.s.setDataVersion(ctx, node, want, stat.Version)
+		switch {
+		case errors.Is(err, zk.ErrBadVersion):
+			continue // written meanwhile: read what was stored
+		case errors.Is(err, zk.ErrNoAuth):
+			m.s.log.Warn("zklock: cannot store the semaphore's lease count (no write permission on its node)",
+				"path", m.path, "leases", m.leases)
+			return nil
+		}
+		return err
+	}
+}
