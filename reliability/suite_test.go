@@ -10,10 +10,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock/internal/pgtest"
 )
 
+// TestMain runs the tests with pgtest.Run, so that the Postgres scenarios
+// share one PostgreSQL server, started at the first of them and stopped
+// when the tests end.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Run(m)
 	CleanBuild()
 	os.Exit(code)
 }
