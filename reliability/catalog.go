@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"context"
 	"time"
 )
 
@@ -134,6 +135,15 @@ func Scenarios(mode Mode) []*Scenario {
 	s22.Nemesis = ExpireSessions(d(0, 3*s, 3*s), d(0, 8*s, 10*s), 3*s)
 	out = append(out, s22)
 
+	s23 := base("S23", "PostgreSQL via fence.Check: holder SIGSTOP > T, leader kills", 3, d(0, 20*s, 120*s))
+	// The register is a PostgreSQL table written through fence.Check (C2
+	// judges the database's rows): paused holders write late, and leader
+	// kills end sessions while transactions are open.
+	s23.Postgres = true
+	s23.HoldMin, s23.HoldMax = 5*time.Millisecond, 30*time.Millisecond
+	s23.Nemesis = pgNemesis(d(0, 5*s, 7*s), T+T/2, d(0, 9*s, 10*s))
+	out = append(out, s23)
+
 	s8 := base("S8", "dropped create replies", 1, d(0, 20*s, 60*s))
 	s8.Proxies = true
 	s8.Nemesis = DropCreates(d(0, 500*time.Millisecond, 500*time.Millisecond))
@@ -174,5 +184,15 @@ func Negatives() []*Scenario {
 	n5.LongEvery, n5.LongHold = 10, 3*T
 	n5.Nemesis = DeleteHolderNode(150 * time.Millisecond)
 	n5.Duration = 15 * s
-	return []*Scenario{n1, n2, n3, n4, n5}
+	n6 := base("S23", "N6", "PostgreSQL via fence.Check: holder SIGSTOP > T, leader kills")
+	n6.Servers, n6.Postgres = 3, true
+	n6.HoldMin, n6.HoldMax = 5*time.Millisecond, 30*time.Millisecond
+	n6.Nemesis = pgNemesis(4*s, T+T/2, 9*s)
+	return []*Scenario{n1, n2, n3, n4, n5, n6}
+}
+
+// pgNemesis is S23's: a holder's process SIGSTOPped for pause every
+// period, and beside it the leader SIGKILLed for 3 s every leaderEvery.
+func pgNemesis(period, pause, leaderEvery time.Duration) func(context.Context, *Env) {
+	return Together(PauseHolder(period, pause), KillLeader(leaderEvery, 3*time.Second))
 }

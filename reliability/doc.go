@@ -24,6 +24,12 @@
 //     and just before releasing, so a holder paused mid-hold writes late),
 //     each write adding an element to the resource's set, which the
 //     register reports when it stops.
+//   - The PostgreSQL register (S23, pgregister.go): in its place, a table
+//     of a real PostgreSQL server (internal/pgtest: one per test binary, a
+//     fresh database per run), each write one transaction of fence.Check
+//     and the write's row; the workers log each transaction's outcome
+//     (committed, stale, error, unknown), and the suite reads the rows, in
+//     commit order, once everything has stopped.
 //   - The ZooKeeper register: holders also write their token with
 //     Multi(hold.Guard(), SetData) to a node per lock, after acquiring and
 //     again before releasing (a resumed holder's guard must be refused);
@@ -38,18 +44,19 @@
 //     a holder's node by another client, bursts of SIGSTOP/SIGCONT that
 //     throttle a holder (throttle.go), and, in process, a container parent
 //     reaped and re-created.
-//   - Checkers C1-C7, exact and run on every scenario: exclusion (C1);
-//     fencing (C2: token order in the register's log and in the ZooKeeper
-//     register's mzxid order, the register's final set against the
-//     acknowledged writes, and porcupine's linearizability check of the
-//     ZooKeeper register as a fenced register, fencing.go); tokens (C3);
-//     liveness (C4, including S2-S4's survival: no loss, no expiry);
-//     clean state (C5: children, dump's ephemerals, wchs's watches, the
-//     workers' goleak); loss-signal timing (C6: a blackholed holder before
-//     the next holder acquires, a paused holder within 1 s of SIGCONT); API
-//     contracts (C7). Each has unit tests on hand-made histories it must
-//     reject and accept (checkers_test.go, fencing_test.go), and C3 a
-//     negative test against a wiped data directory (wipe.go).
+//   - Checkers C1-C7, exact and run on every scenario: exclusion (C1); fencing
+//     (C2: token order in the register's log and in the ZooKeeper register's
+//     mzxid order, the register's final set against the acknowledged writes,
+//     and porcupine's linearizability check of the ZooKeeper register as a
+//     fenced register, fencing.go; in S23, the database's rows against the
+//     transactions' outcomes, pgcheck.go); tokens (C3); liveness (C4,
+//     including S2-S4's survival: no loss, no expiry); clean state (C5:
+//     children, dump's ephemerals, wchs's watches, the workers' goleak);
+//     loss-signal timing (C6: a blackholed holder before the next holder
+//     acquires, a paused holder within 1 s of SIGCONT); API contracts (C7).
+//     Each has unit tests on hand-made histories it must reject and accept
+//     (checkers_test.go, fencing_test.go, pgcheck_test.go), and C3 a negative
+//     test against a wiped data directory (wipe.go).
 //
 // # Running
 //
@@ -85,7 +92,9 @@
 // deletion without listing again: root negative_on.go, one line in
 // watcher.go), N3 (workers use WithLossLimit(-1): no loss signal before
 // expiry), N4 (the library orders contenders by name as strings: one
-// line in naming.go) and N5 (holders do not watch their own node, so a
+// line in naming.go), N5 (holders do not watch their own node, so a
 // deletion by another client goes unnoticed: root nodewatch.go; S17 must
-// catch it). Without the tag those hooks are false constants.
+// catch it) and N6 (workers write to PostgreSQL without fence.Check; S23's
+// C2 must catch it from the database's rows). Without the tag those hooks
+// are false constants.
 package reliability

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -24,6 +25,18 @@ func KillLeader(period, down time.Duration) func(context.Context, *Env) {
 			}
 			e.Fault(FaultKillLeader, strconv.Itoa(i), down, func() error { return e.C.Kill(i) }, func() error { return e.C.Start(i) })
 		})
+	}
+}
+
+// Together runs nemeses side by side until ctx ends, and returns once each
+// has healed its faults.
+func Together(nemeses ...func(context.Context, *Env)) func(context.Context, *Env) {
+	return func(ctx context.Context, e *Env) {
+		var wg sync.WaitGroup
+		for _, n := range nemeses {
+			wg.Go(func() { n(ctx, e) })
+		}
+		wg.Wait()
 	}
 }
 

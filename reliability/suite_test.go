@@ -87,6 +87,9 @@ func seeAt(r Result, i int) string {
 // negative control: if it did not), reported errors or acquired nothing.
 func judge(t *testing.T, name string, sc *Scenario, r Result) {
 	t.Logf("%s: acquisitions=%d faults=%d violations=%v store_losses=%d p99=%.1fms errors=%v", name, r.Acquisitions, r.Faults, r.Violations, r.StoreLosses, r.P99AcquireMs, r.Errors)
+	if r.Database != nil {
+		t.Logf("  database: %v", r.Database)
+	}
 	for i, v := range r.Examples {
 		t.Logf("  %s: %s (see %s)", v.Checker, v.Detail, seeAt(r, i))
 	}
