@@ -38,7 +38,7 @@ func Scenarios(mode Mode) []*Scenario {
 	}
 	var out []*Scenario
 
-	s1 := base("S1", "mutex contention, no faults", 1, d(4*s, 20*s, 60*s))
+	s1 := base("S1", "mutex contention, no faults", 1, d(4*s, 15*s, 60*s))
 	out = append(out, s1)
 
 	s2 := base("S2", "leader SIGKILL periodically, back after 3s", 3, d(0, 30*s, 120*s))
@@ -79,7 +79,7 @@ func Scenarios(mode Mode) []*Scenario {
 	s11.Nemesis = KillLeader(d(0, 8*s, 10*s), 3*s)
 	out = append(out, s11)
 
-	s12 := base("S12", "multi-lock, 2-3 of 5 locks, leader SIGKILL", 3, d(0, 50*s, 120*s))
+	s12 := base("S12", "multi-lock, 2-3 of 5 locks, leader SIGKILL", 3, d(0, 40*s, 120*s))
 	s12.Recipe, s12.Session, s12.Locks, s12.Clients = "multi", T2, 5, 4
 	s12.Nemesis = KillLeader(d(0, 8*s, 10*s), 3*s)
 	// A member later in the canonical order is logged as waited for from
@@ -91,7 +91,7 @@ func Scenarios(mode Mode) []*Scenario {
 	s12.Check = &c12
 	out = append(out, s12)
 
-	s13 := base("S13", "leader job runner: leader SIGSTOP > T / expiry", 3, d(0, 50*s, 300*s))
+	s13 := base("S13", "leader job runner: leader SIGSTOP > T / expiry", 3, d(0, 40*s, 300*s))
 	s13.Recipe, s13.Workers, s13.Clients, s13.Locks, s13.Proxies = "leader", 8, 1, 1, true
 	// Half the terms run jobs until the term is lost (or 3T pass), so that
 	// the faults find a leader mid-term; the others hand over quickly.
