@@ -3,6 +3,7 @@ package fence_test
 import (
 	"database/sql"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"testing"
 
@@ -16,18 +17,24 @@ import (
 // A backend is a database the fence is tested on, with the isolation
 // levels it offers.
 type backend struct {
-	name string
-	// open returns a fresh, empty database, closed at the end of t; with
-	// durable false, its commits do not wait for the disk (SQLite's
+	name   string
+	driver string
+	// newDSN returns the DSN of a fresh, empty database; with durable
+	// false, its commits do not wait for the disk (SQLite's
 	// synchronous=OFF, PostgreSQL's synchronous_commit=off), which changes
 	// what a crash of the machine may lose and nothing of what transactions
 	// see of each other.
-	open   func(t *testing.T, durable bool) *sql.DB
+	newDSN func(t *testing.T, durable bool) string
 	levels []sql.IsolationLevel
 	// lockAtBegin: BEGIN itself takes the write lock (SQLite's immediate
 	// transactions), so a second transaction cannot begin until the first
 	// ends.
 	lockAtBegin bool
+}
+
+// open opens a fresh database (see newDSN), closed at the end of t.
+func (b backend) open(t *testing.T, durable bool) *sql.DB {
+	return openDB(t, b.driver, b.newDSN(t, durable))
 }
 
 // backends are SQLite in its two journal modes, with deferred and
@@ -39,14 +46,15 @@ func backends() []backend {
 	for _, journal := range []string{"delete", "wal"} {
 		for _, lock := range []string{"deferred", "immediate"} {
 			bs = append(bs, backend{
-				name: fmt.Sprintf("sqlite-%s-%s", journal, lock),
-				open: func(t *testing.T, durable bool) *sql.DB {
+				name:   fmt.Sprintf("sqlite-%s-%s", journal, lock),
+				driver: "sqlite",
+				newDSN: func(t *testing.T, durable bool) string {
 					dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(10000)&_pragma=journal_mode(%s)&_txlock=%s",
 						filepath.Join(t.TempDir(), "fence.db"), journal, lock)
 					if !durable {
 						dsn += "&_pragma=synchronous(off)"
 					}
-					return openDB(t, "sqlite", dsn)
+					return dsn
 				},
 				levels:      []sql.IsolationLevel{sql.LevelDefault, sql.LevelSerializable},
 				lockAtBegin: lock == "immediate",
@@ -54,13 +62,15 @@ func backends() []backend {
 		}
 	}
 	bs = append(bs, backend{
-		name: "postgres",
-		open: func(t *testing.T, durable bool) *sql.DB {
-			dsn := pgtest.Shared(t).NewDatabase(t)
-			if !durable {
-				dsn += "&synchronous_commit=off" // pgx sends it at connection start
-			}
-			return openDB(t, "pgx", dsn)
+		name:   "postgres",
+		driver: "pgx",
+		newDSN: func(t *testing.T, durable bool) string {
+			u, err := url.Parse(pgtest.Shared(t).NewDatabase(t))
+			require.NoError(t, err)
+			q := u.Query()
+			q.Set("synchronous_commit", map[bool]string{true: "on", false: "off"}[durable]) // pgx sends it at connection start
+			u.RawQuery = q.Encode()
+			return u.String()
 		},
 		levels: []sql.IsolationLevel{sql.LevelReadCommitted, sql.LevelRepeatableRead, sql.LevelSerializable},
 	})
@@ -77,7 +87,7 @@ func openDB(t *testing.T, driver, dsn string) *sql.DB {
 }
 
 // eachLevel runs f as a subtest for every backend and isolation level, on
-// a fresh database per backend (durable or not, see backend.open).
+// a fresh database per backend (durable or not, see backend.newDSN).
 func eachLevel(t *testing.T, durable bool, f func(t *testing.T, b backend, db *sql.DB, opts *sql.TxOptions)) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {

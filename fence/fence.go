@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -61,8 +62,11 @@ func (f *Fence) Table() string {
 }
 
 // Setup creates the fencing table if it does not exist, and checks that
-// the table it finds has the columns Check uses. It is safe to run from
-// several processes at once, and again at every start. The table is
+// the table it finds has the columns Check uses. It may run again at every
+// start, and from several processes at once: a CREATE that fails while the
+// table is still missing (another process is creating it: PostgreSQL's
+// catalog race, SQLite's busy database) is tried again, up to 6 times
+// within about a second. The table is
 //
 //	CREATE TABLE zklock_fence (resource TEXT PRIMARY KEY, token BIGINT NOT NULL CHECK (token > 0))
 //
@@ -72,20 +76,39 @@ func (f *Fence) Setup(ctx context.Context, db *sql.DB) error {
 	if ctx == nil || db == nil {
 		return invalid("Setup needs a context and a *sql.DB")
 	}
+	wait := 25 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		again, err := f.setupOnce(ctx, db)
+		if !again || attempt == setupAttempts {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait *= 2
+	}
+}
+
+const setupAttempts = 6
+
+// setupOnce creates the table if missing and probes it; again is true when
+// the create failed and the table is not there (yet).
+func (f *Fence) setupOnce(ctx context.Context, db *sql.DB) (again bool, err error) {
 	t := f.Table()
 	_, createErr := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+t+
 		" (resource TEXT PRIMARY KEY, token BIGINT NOT NULL CHECK (token > 0))")
-	// PostgreSQL can fail a CREATE TABLE IF NOT EXISTS that races another
-	// one (on its catalog's unique index): the table then exists, which the
-	// probe below finds.
 	rows, err := db.QueryContext(ctx, "SELECT resource, token FROM "+t+" WHERE 1 = 0")
 	if err != nil {
 		if createErr != nil {
-			return fmt.Errorf("fence: create table %s: %w", t, createErr)
+			return true, fmt.Errorf("fence: create table %s: %w", t, createErr)
 		}
-		return fmt.Errorf("fence: table %s is not a fencing table (resource, token): %w", t, err)
+		return false, fmt.Errorf("fence: table %s is not a fencing table (resource, token): %w", t, err)
 	}
-	return rows.Close()
+	return false, rows.Close()
 }
 
 // Check records token as accepted for resource inside tx, unless a greater

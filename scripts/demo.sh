@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# make demo: leader-only job runners against a ZooKeeper this script starts.
+# make demo: leader-only job runners against a ZooKeeper this script starts,
+# writing their results to a database through package fence.
 #
 # 1. Installs ZooKeeper if missing (scripts/install-deps.sh), builds
-#    examples/jobrunner and examples/fencedstore, starts a private ZooKeeper on
-#    a free 127.0.0.1 port (its own data dir; never 2181) and the fenced store.
+#    examples/jobrunner, starts a private ZooKeeper on a free 127.0.0.1 port
+#    (its own data dir; never 2181). The results database is a SQLite file in
+#    the demo's temporary directory, or the PostgreSQL server of
+#    DEMO_DSN=postgres://... (the run's rows, under a resource of its own, are
+#    deleted at the end).
 # 2. Starts three job runners on one election path (2 s sessions). The leader
-#    writes to the store every 200 ms with its fencing token.
+#    writes a result every 200 ms, in a transaction fenced with its token.
 # 3. SIGKILLs the leader: another runner takes over, with a larger token, once
 #    the dead leader's session expires.
-# 4. SIGSTOPs the new leader past its session timeout, waits for a third leader
-#    to write, then SIGCONTs the paused one: it wakes mid-job, still believing
-#    it leads, and writes with its old token. The store rejects it.
-# 5. Prints a summary; exits 0 only if tokens increased across leaders and the
-#    stale write was rejected. Everything it started is killed on exit.
+# 4. SIGSTOPs the new leader (right after one of its commits) past its session
+#    timeout, waits for a third leader to write, then SIGCONTs the paused one:
+#    it wakes mid-job, still believing it leads, and writes with its old
+#    token. The database refuses it (fence.ErrStale, both tokens printed).
+# 5. Prints the database's rows and a summary; exits 0 only if tokens
+#    increased across leaders, the stale write was refused by the database and
+#    is not in it. Everything it started is killed on exit; no database server
+#    is started.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -94,7 +101,7 @@ if [ ! -f "$jar" ] || ! command -v java >/dev/null 2>&1; then
 	"$root/scripts/install-deps.sh"
 fi
 command -v "$GO" >/dev/null 2>&1 || { echo "demo: Go is not installed (looked for $GO)" >&2; exit 1; }
-(cd "$root" && "$GO" build -o "$work/bin/" ./examples/jobrunner ./examples/fencedstore)
+(cd "$root" && "$GO" build -o "$work/bin/" ./examples/jobrunner)
 
 tail -n +1 -f "$log" &
 tailpid=$!
@@ -129,17 +136,22 @@ for _ in $(seq 1 300); do
 done
 four "$port" srvr | grep -q '^Mode: ' || die "ZooKeeper did not start (see $work/zk/zk.log)"
 
-# --- the fenced store and three runners ---
-"$work/bin/fencedstore" -addr 127.0.0.1:0 -addr-file "$work/store.addr" >>"$log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 100); do [ -s "$work/store.addr" ] && break; sleep 0.05; done
-[ -s "$work/store.addr" ] || die "the fenced store did not start"
-store="http://$(cat "$work/store.addr")"
+# --- the database and three runners ---
+resource=/demo/jobrunner
+if [ -n "${DEMO_DSN:-}" ]; then
+	db=$DEMO_DSN
+	resource="/demo/jobrunner@$(date +%s)-$$" # a fresh ZooKeeper's tokens start low: a resource per run
+	say "results go to PostgreSQL (DEMO_DSN), resource $resource"
+else
+	db="$work/results.db"
+	say "results go to the SQLite file $db"
+fi
+report() { "$work/bin/jobrunner" -db "$db" -resource "$resource" -report "$@"; }
 
 declare -A runner
 for i in 1 2 3; do
 	"$work/bin/jobrunner" -servers "127.0.0.1:$port" -path /demo/jobrunner -id "runner-$i" \
-		-store "$store" -session-timeout "$session" -interval 200ms >>"$log" 2>&1 &
+		-db "$db" -resource "$resource" -session-timeout "$session" -interval 200ms >>"$log" 2>&1 &
 	runner[runner-$i]=$!
 	pids+=($!)
 done
@@ -152,7 +164,7 @@ leader_token() { sed -E 's/.*LEADER token=([0-9]+).*/\1/' <<<"$1"; }
 line=$(await 20 0 '^\[runner-[0-9]\] LEADER token=') || die "no leader within 20s"
 id1=$(leader_id "$line")
 tok1=$(leader_token "$line")
-await 10 0 "^\[$id1\] write token=$tok1 value=\"$id1#3\" accepted" >/dev/null || die "$id1 did not write 3 times"
+await 10 0 "^\[$id1\] write token=$tok1 value=\"$id1#3\" committed" >/dev/null || die "$id1 did not write 3 times"
 say "$id1 leads with fencing token $tok1 and writes every 200ms"
 
 # --- 2: kill the leader ---
@@ -167,14 +179,18 @@ tok2=$(leader_token "$line")
 [ "$id2" != "$id1" ] || die "the killed runner leads again"
 [ "$tok2" -gt "$tok1" ] || die "token did not increase: $tok2 after $tok1"
 kill_ms=$((t1 - t0))
-await 10 "$mark" "^\[$id2\] write token=$tok2 .* accepted" >/dev/null || die "$id2 wrote nothing"
+await 10 "$mark" "^\[$id2\] write token=$tok2 .* committed" >/dev/null || die "$id2 wrote nothing"
 say "$id2 took over after ${kill_ms}ms with token $tok2 > $tok1"
 
 # --- 3: pause a leader past its session, then resume it ---
+# Paused right after a commit, it is computing, not inside a transaction (a
+# transaction paused with its locks would hold the next leader up too).
+mark=$(lines)
+await 10 "$mark" "^\[$id2\] write token=$tok2 .* committed" >/dev/null || die "$id2 stopped writing"
+kill -STOP "${runner[$id2]}"
+t0=$(now_ms)
 mark=$(lines)
 say "SIGSTOP $id2 (pid ${runner[$id2]}) for longer than its $session session (a long GC pause)"
-t0=$(now_ms)
-kill -STOP "${runner[$id2]}"
 line=$(await 20 "$mark" '^\[runner-[0-9]\] LEADER token=') || die "no new leader while $id2 was paused"
 t1=$(now_ms)
 id3=$(leader_id "$line")
@@ -182,16 +198,18 @@ tok3=$(leader_token "$line")
 [ "$id3" != "$id2" ] || die "the paused runner still leads"
 [ "$tok3" -gt "$tok2" ] || die "token did not increase: $tok3 after $tok2"
 pause_ms=$((t1 - t0))
-await 10 "$mark" "^\[$id3\] write token=$tok3 .* accepted" >/dev/null || die "$id3 wrote nothing"
+await 10 "$mark" "^\[$id3\] write token=$tok3 .* committed" >/dev/null || die "$id3 wrote nothing"
 say "$id3 took over after ${pause_ms}ms with token $tok3 > $tok2, and has written"
 mark=$(lines)
 say "SIGCONT $id2: it wakes mid-job, still believing it leads, and writes with token $tok2"
 kill -CONT "${runner[$id2]}"
-rejected=$(await 10 "$mark" "^\[store\] REJECT $id2 token=$tok2 ") || die "no stale write from $id2 reached the store"
+refused=$(await 10 "$mark" "^\[$id2\] write token=$tok2 .* REFUSED by the database: .*stale token $tok2: token $tok3 already accepted") ||
+	die "no write of $id2 was refused by the database with tokens $tok2 and $tok3"
+stale_value=$(sed -E 's/.* value="([^"]+)".*/\1/' <<<"$refused")
 await 10 "$mark" "^\[$id2\] term ended" >/dev/null || die "$id2 did not notice the end of its term"
-say "the fenced store rejected $id2's stale write (token $tok2 < $tok3)"
+say "the database refused $id2's stale write (token $tok2 < $tok3)"
 
-# --- stop the runners and the store ---
+# --- stop the runners ---
 for pid in "${runner[$id2]}" "${runner[$id3]}"; do kill -TERM "$pid" 2>/dev/null || true; done
 for _ in $(seq 1 60); do
 	kill -0 "${runner[$id2]}" 2>/dev/null || kill -0 "${runner[$id3]}" 2>/dev/null || break
@@ -202,8 +220,24 @@ kill "$tailpid" 2>/dev/null || true
 wait "$tailpid" 2>/dev/null || true
 tailpid=
 
-accepted=$(grep -c '^\[store\] ACCEPT' "$log" || true)
-nrejected=$(grep -c '^\[store\] REJECT' "$log" || true)
+# --- what the database holds ---
+drop=()
+if [ -n "${DEMO_DSN:-}" ]; then drop=(-drop); fi
+report "${drop[@]}" >"$work/report.txt" 2>&1 || { cat "$work/report.txt" >&2; die "could not read the database"; }
+cat "$work/report.txt"
+grep -qF "value=\"$stale_value\"" "$work/report.txt" && die "the refused write $stale_value is in the database"
+while read -r value; do
+	grep -qF "value=\"$value\"" "$work/report.txt" && die "the refused write $value is in the database"
+done < <(sed -nE 's/^\[runner-[0-9]\] write token=[0-9]+ value="([^"]+)" REFUSED by the database: .*/\1/p' "$log")
+while read -r value; do
+	grep -qF "value=\"$value\"" "$work/report.txt" || die "the committed write $value is not in the database"
+done < <(sed -nE 's/^\[runner-[0-9]\] write token=[0-9]+ value="([^"]+)" committed$/\1/p' "$log")
+fenced=$(sed -nE 's/^\[db\] zklock_fence .* token=([0-9]+)$/\1/p' "$work/report.txt")
+last=$(sed -nE 's/^\[db\] row .* token=([0-9]+) .*/\1/p' "$work/report.txt" | tail -n 1)
+[ -n "$fenced" ] && [ "$fenced" = "$last" ] && [ "$fenced" -ge "$tok3" ] ||
+	die "the fence holds token $fenced; the last row's token is $last (want both >= $tok3)"
+nrows=$(grep -c '^\[db\] row ' "$work/report.txt" || true)
+nrefused=$(grep -c 'REFUSED by the database' "$log" || true)
 took=$((($(date +%s%N) - started_at) / 1000000))
 cat <<SUMMARY
 
@@ -212,7 +246,7 @@ leaders in order:        $id1 (token $tok1) -> $id2 (token $tok2) -> $id3 (token
 tokens increasing:       yes ($tok1 < $tok2 < $tok3)
 takeover after SIGKILL:  ${kill_ms}ms (session timeout $session)
 takeover after SIGSTOP:  ${pause_ms}ms
-stale write:             REJECTED: $rejected
-store:                   $accepted writes accepted, $nrejected rejected
+stale write:             REFUSED BY THE DATABASE: $refused
+database:                $nrows rows, every committed write; $nrefused write(s) refused, none stored; the fence at token $fenced
 DEMO OK in $((took / 1000)).$(((took % 1000) / 100))s
 SUMMARY
