@@ -135,7 +135,7 @@ func Scenarios(mode Mode) []*Scenario {
 	s22.Nemesis = ExpireSessions(d(0, 3*s, 3*s), d(0, 8*s, 10*s), 3*s)
 	out = append(out, s22)
 
-	s23 := base("S23", "PostgreSQL via fence.Check: holder SIGSTOP > T, leader kills", 3, d(0, 20*s, 120*s))
+	s23 := base("S24", "PostgreSQL via fence.Check: holder SIGSTOP > T, leader kills", 3, d(0, 20*s, 120*s))
 	// The register is a PostgreSQL table written through fence.Check (C2
 	// judges the database's rows): paused holders write late, and leader
 	// kills end sessions while transactions are open.
@@ -184,14 +184,14 @@ func Negatives() []*Scenario {
 	n5.LongEvery, n5.LongHold = 10, 3*T
 	n5.Nemesis = DeleteHolderNode(150 * time.Millisecond)
 	n5.Duration = 15 * s
-	n6 := base("S23", "N6", "PostgreSQL via fence.Check: holder SIGSTOP > T, leader kills")
+	n6 := base("S24", "N7", "PostgreSQL via fence.Check: holder SIGSTOP > T, leader kills")
 	n6.Servers, n6.Postgres = 3, true
 	n6.HoldMin, n6.HoldMax = 5*time.Millisecond, 30*time.Millisecond
 	n6.Nemesis = pgNemesis(4*s, T+T/2, 9*s)
 	return []*Scenario{n1, n2, n3, n4, n5, n6}
 }
 
-// pgNemesis is S23's: a holder's process SIGSTOPped for pause every
+// pgNemesis is S24's: a holder's process SIGSTOPped for pause every
 // period, and beside it the leader SIGKILLed for 3 s every leaderEvery.
 func pgNemesis(period, pause, leaderEvery time.Duration) func(context.Context, *Env) {
 	return Together(PauseHolder(period, pause), KillLeader(leaderEvery, 3*time.Second))

@@ -24,7 +24,7 @@
 //     and just before releasing, so a holder paused mid-hold writes late),
 //     each write adding an element to the resource's set, which the
 //     register reports when it stops.
-//   - The PostgreSQL register (S23, pgregister.go): in its place, a table
+//   - The PostgreSQL register (S24, pgregister.go): in its place, a table
 //     of a real PostgreSQL server (internal/pgtest: one per test binary, a
 //     fresh database per run), each write one transaction of fence.Check
 //     and the write's row; the workers log each transaction's outcome
@@ -48,7 +48,7 @@
 //     (C2: token order in the register's log and in the ZooKeeper register's
 //     mzxid order, the register's final set against the acknowledged writes,
 //     and porcupine's linearizability check of the ZooKeeper register as a
-//     fenced register, fencing.go; in S23, the database's rows against the
+//     fenced register, fencing.go; in S24, the database's rows against the
 //     transactions' outcomes, pgcheck.go); tokens (C3); liveness (C4,
 //     including S2-S4's survival: no loss, no expiry); clean state (C5:
 //     children, dump's ephemerals, wchs's watches, the workers' goleak);
@@ -94,7 +94,7 @@
 // expiry), N4 (the library orders contenders by name as strings: one
 // line in naming.go), N5 (holders do not watch their own node, so a
 // deletion by another client goes unnoticed: root nodewatch.go; S17 must
-// catch it) and N6 (workers write to PostgreSQL without fence.Check; S23's
+// catch it) and N7 (workers write to PostgreSQL without fence.Check; S24's
 // C2 must catch it from the database's rows). Without the tag those hooks
 // are false constants.
 package reliability

@@ -21,7 +21,7 @@ func (w *pgWriteOf) window() (int64, int64) {
 	return w.inv.T, w.inv.T
 }
 
-// CheckDatabase is C2 on the PostgreSQL register (S23), judged from the
+// CheckDatabase is C2 on the PostgreSQL register (S24), judged from the
 // database's own rows (read after the run: pgrow, pgfence) and the outcome
 // each worker saw of each transaction (pginvoke, pgwrite):
 //

@@ -69,7 +69,7 @@ func TestC2DatabaseAccepts(t *testing.T) {
 func TestC2DatabaseRejects(t *testing.T) {
 	for name, edit := range map[string]func(h *hist){
 		// The stale holder's write committed after the greater token: what
-		// a missing fence lets through (N6).
+		// a missing fence lets through (N7).
 		"stale token committed": func(h *hist) {
 			h.pgw(21, 1, 90, "w1/1/1#3", OutCommitted)
 			h.pgRow(4, 90, "w1/1/1#3")

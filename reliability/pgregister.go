@@ -14,7 +14,7 @@ import (
 	"github.com/zklock/zklock/fence"
 )
 
-// The PostgreSQL register (S23): holders write to a table of a real
+// The PostgreSQL register (S24): holders write to a table of a real
 // PostgreSQL server, each write one transaction that calls fence.Check with
 // the hold's token and then inserts the write's row. The register C2 judges
 // is then the database itself: the rows it committed, read once everything
@@ -72,7 +72,7 @@ func PGSetup(ctx context.Context, db *sql.DB, resources []string) error {
 
 // PGWrite makes one write of the register: a transaction at isolation iso
 // that calls fence.Check(resource, token) (unless fenced is false: the
-// negative control N6) and inserts the row (resource, its place, token,
+// negative control N7) and inserts the row (resource, its place, token,
 // elem). It returns the outcome (OutCommitted, OutStale, OutError or
 // OutUnknown) and the error that decided it.
 func PGWrite(ctx context.Context, db *sql.DB, iso sql.IsolationLevel, resource string, token int64, elem string, fenced bool) (string, error) {

@@ -26,7 +26,7 @@ type pgHolds struct {
 }
 
 // hold returns hold t/<client>/<op> of lock-<lock> with token, its ok event
-// logged; negative "N6" leaves fence.Check out of its writes.
+// logged; negative "N7" leaves fence.Check out of its writes.
 func (p pgHolds) hold(client int, op int64, lock int, token int64, negative string) *clientOp {
 	base := Event{Worker: "t", Client: client, Op: op, Lock: LockPath("/t", lock)}
 	ok := base
@@ -70,7 +70,7 @@ func openPGRegister(t *testing.T) (*sql.DB, pgHolds, string) {
 // TestIntegration_PGRegister: on a real PostgreSQL, the fence refuses a
 // stale holder's write and passes an equal token, C2 accepts the database
 // that results, and catches the stale row that a write without fence.Check
-// (N6) commits.
+// (N7) commits.
 func TestIntegration_PGRegister(t *testing.T) {
 	db, p, wlog := openPGRegister(t)
 	a := p.hold(1, 1, 0, 5, "")
@@ -84,7 +84,7 @@ func TestIntegration_PGRegister(t *testing.T) {
 	require.Empty(t, vs)
 	require.Equal(t, map[string]int{OutCommitted: 3, OutStale: 1, "rows": 3}, outs)
 
-	p.hold(1, 3, 0, 5, "N6").pgWrite(5) // without the fence
+	p.hold(1, 3, 0, 5, "N7").pgWrite(5) // without the fence
 	require.NoError(t, p.log.Flush())
 	vs, outs = judgeDB(t, db, wlog)
 	require.Len(t, vs, 1, "%v", vs)

@@ -34,7 +34,7 @@ type Scenario struct {
 	LongHold  time.Duration
 	Duration  time.Duration
 	Proxies   bool   // each worker connects through its own zktest proxy
-	Negative  string // N1..N6: run the broken variant (negative build only)
+	Negative  string // N1..N7: run the broken variant (negative build only)
 	// Postgres: holders write to a PostgreSQL table through fence.Check
 	// (pgregister.go) instead of to the register process; each run gets a
 	// fresh database on the test binary's one server (pgtest.Shared).
@@ -284,7 +284,7 @@ func (e *Env) startWorker(name string, p *zktest.Proxy) (*Proc, error) {
 	}
 	env := []string{"GOMAXPROCS=1"}
 	switch sc.Negative {
-	case "N1", "N3", "N6":
+	case "N1", "N3", "N7":
 		args = append(args, "-negative", sc.Negative)
 	case "N2", "N4", "N5":
 		env = append(env, "ZKLOCK_NEGATIVE="+sc.Negative)

@@ -34,7 +34,7 @@ type WorkerConfig struct {
 	LockTimeout    time.Duration // bound on one Lock call
 	LongEvery      int           // one acquisition in LongEvery (0: none) is long
 	LongHold       time.Duration // a long hold: until this passes or the hold is lost
-	Negative       string        // "", "N1" (no fencing), "N3" (ignore disconnection) or "N6" (no fence.Check); needs -tags zklock_negative
+	Negative       string        // "", "N1" (no fencing), "N3" (ignore disconnection) or "N7" (no fence.Check); needs -tags zklock_negative
 	// Restat reads the holder's node again just before each release, so
 	// that C3 checks the hold still has its node and token after faults.
 	Restat bool

@@ -15,7 +15,7 @@ func pgIsolation(c int) sql.IsolationLevel {
 }
 
 // pgWrite makes one write to the PostgreSQL register under token (PGWrite;
-// N6 leaves fence.Check out): a pginvoke event, on disk before the
+// N7 leaves fence.Check out): a pginvoke event, on disk before the
 // transaction begins, and a pgwrite event with the outcome the worker saw.
 // The transaction has its own deadline, PGTxTimeout, not the run's, so
 // that a holder's last write as the run ends is made like any other.
@@ -26,7 +26,7 @@ func (w *clientOp) pgWrite(token int64) {
 	w.add(KindPGInvoke, func(e *Event) { e.T, e.Token, e.Elem = t0, token, elem })
 	w.log.Flush() // an effect of a SIGKILLed worker is never without its invoke
 	ctx, cancel := context.WithTimeout(context.Background(), PGTxTimeout)
-	out, err := PGWrite(ctx, w.out.pg, pgIsolation(w.base.Client), w.res, token, elem, w.cfg.Negative != "N6")
+	out, err := PGWrite(ctx, w.out.pg, pgIsolation(w.base.Client), w.res, token, elem, w.cfg.Negative != "N7")
 	cancel()
 	w.add(KindPGWrite, func(e *Event) {
 		e.T0, e.Token, e.Elem, e.Out, e.OK = t0, token, elem, out, out == OutCommitted

@@ -41,7 +41,7 @@ func main() {
 	flag.DurationVar(&cfg.LockTimeout, "lock-timeout", time.Minute, "bound on one Lock call")
 	flag.IntVar(&cfg.LongEvery, "long-every", 0, "one acquisition in N holds for -long-hold (0: none)")
 	flag.DurationVar(&cfg.LongHold, "long-hold", 0, "duration of a long hold (ends early on loss)")
-	flag.StringVar(&cfg.Negative, "negative", "", "negative control N1, N3 or N6 (needs -tags zklock_negative)")
+	flag.StringVar(&cfg.Negative, "negative", "", "negative control N1, N3 or N7 (needs -tags zklock_negative)")
 	flag.BoolVar(&cfg.Restat, "restat", false, "read the holder's node again before each release (C3 after faults)")
 	flag.StringVar(&logPath, "log", "worker.jsonl", "event log (JSONL)")
 	flag.Parse()
