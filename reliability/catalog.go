@@ -38,7 +38,7 @@ func Scenarios(mode Mode) []*Scenario {
 	}
 	var out []*Scenario
 
-	s1 := base("S1", "mutex contention, no faults", 1, d(4*s, 20*s, 60*s))
+	s1 := base("S1", "mutex contention, no faults", 1, d(4*s, 15*s, 60*s))
 	out = append(out, s1)
 
 	s2 := base("S2", "leader SIGKILL periodically, back after 3s", 3, d(0, 30*s, 120*s))
@@ -79,7 +79,7 @@ func Scenarios(mode Mode) []*Scenario {
 	s11.Nemesis = KillLeader(d(0, 8*s, 10*s), 3*s)
 	out = append(out, s11)
 
-	s12 := base("S12", "multi-lock, 2-3 of 5 locks, leader SIGKILL", 3, d(0, 50*s, 120*s))
+	s12 := base("S12", "multi-lock, 2-3 of 5 locks, leader SIGKILL", 3, d(0, 40*s, 120*s))
 	s12.Recipe, s12.Session, s12.Locks, s12.Clients = "multi", T2, 5, 4
 	s12.Nemesis = KillLeader(d(0, 8*s, 10*s), 3*s)
 	// A member later in the canonical order is logged as waited for from
@@ -91,7 +91,7 @@ func Scenarios(mode Mode) []*Scenario {
 	s12.Check = &c12
 	out = append(out, s12)
 
-	s13 := base("S13", "leader job runner: leader SIGSTOP > T / expiry", 3, d(0, 50*s, 300*s))
+	s13 := base("S13", "leader job runner: leader SIGSTOP > T / expiry", 3, d(0, 40*s, 300*s))
 	s13.Recipe, s13.Workers, s13.Clients, s13.Locks, s13.Proxies = "leader", 8, 1, 1, true
 	// Half the terms run jobs until the term is lost (or 3T pass), so that
 	// the faults find a leader mid-term; the others hand over quickly.
@@ -135,6 +135,15 @@ func Scenarios(mode Mode) []*Scenario {
 	s22.Nemesis = ExpireSessions(d(0, 3*s, 3*s), d(0, 8*s, 10*s), 3*s)
 	out = append(out, s22)
 
+	s24 := base("S24", "PostgreSQL via fence.Check: holder SIGSTOP > T, leader kills", 3, d(0, 20*s, 120*s))
+	// The register is a PostgreSQL table written through fence.Check (C2
+	// judges the database's rows): paused holders write late, and leader
+	// kills end sessions while transactions are open.
+	s24.Postgres = true
+	s24.HoldMin, s24.HoldMax = 5*time.Millisecond, 30*time.Millisecond
+	s24.Nemesis = pgNemesis(d(0, 5*s, 7*s), T+T/2, d(0, 9*s, 10*s))
+	out = append(out, s24)
+
 	s8 := base("S8", "dropped create replies", 1, d(0, 10*s, 60*s))
 	s8.Proxies = true
 	s8.Nemesis = DropCreates(d(0, 500*time.Millisecond, 500*time.Millisecond))
@@ -146,9 +155,9 @@ func Scenarios(mode Mode) []*Scenario {
 	out = append(out, s23)
 
 	out = append(out, &Scenario{Name: "S9", Title: "predecessor vanishes (waiter's pred expires)", Servers: 1, Locks: 1,
-		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: PredecessorVanishes(n(5, 25, 200))})
+		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: PredecessorVanishes(n(5, 20, 200))})
 	out = append(out, &Scenario{Name: "S10", Title: "stale own node: holder expired, locks again", Servers: 1, Locks: 1,
-		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: StaleOwnNode(n(4, 20, 200))})
+		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: StaleOwnNode(n(4, 15, 200))})
 	out = append(out, &Scenario{Name: "S14", Title: "container parent reaped and re-created", Servers: 1, Locks: 1,
 		Session: T, Duration: d(time.Minute, 5*time.Minute, 10*time.Minute), InProcess: ParentLifecycle(n(3, 20, 100))})
 	out = append(out, &Scenario{Name: "S16", Title: "reentrancy and API contracts", Servers: 1, Locks: 1,
@@ -184,7 +193,12 @@ func Negatives() []*Scenario {
 	n6.Servers, n6.Proxies, n6.QuorumRelay, n6.Session = 3, true, true, 2*T
 	n6.Nemesis = lagNemesis(2 * T)
 	n6.Duration = 25 * s
-	return []*Scenario{n1, n2, n3, n4, n5, n6}
+
+	n7 := base("S24", "N7", "PostgreSQL via fence.Check: holder SIGSTOP > T, leader kills")
+	n7.Servers, n7.Postgres = 3, true
+	n7.HoldMin, n7.HoldMax = 5*time.Millisecond, 30*time.Millisecond
+	n7.Nemesis = pgNemesis(4*s, T+T/2, 9*s)
+	return []*Scenario{n1, n2, n3, n4, n5, n6, n7}
 }
 
 // lagNemesis is S23's: a worker's create reply dropped and its client sent
@@ -194,4 +208,10 @@ func Negatives() []*Scenario {
 func lagNemesis(T time.Duration) func(context.Context, *Env) {
 	lag := T / 5
 	return DropCreatesLagging(2*lag+500*time.Millisecond, 2*lag, lag)
+}
+
+// pgNemesis is S24's: a holder's process SIGSTOPped for pause every
+// period, and beside it the leader SIGKILLed for 3 s every leaderEvery.
+func pgNemesis(period, pause, leaderEvery time.Duration) func(context.Context, *Env) {
+	return Together(PauseHolder(period, pause), KillLeader(leaderEvery, 3*time.Second))
 }

@@ -90,6 +90,7 @@ func CheckAll(h *History, final *FinalState, cfg CheckConfig) []Violation {
 	v = append(v, CheckFencing(h)...)
 	v = append(v, CheckSetFull(h)...)
 	v = append(v, CheckZKRegister(h, final, cfg.Porcupine)...)
+	v = append(v, CheckDatabase(h)...)
 	v = append(v, CheckTokens(h)...)
 	v = append(v, CheckLiveness(h, cfg)...)
 	v = append(v, CheckSurvival(h, cfg)...)

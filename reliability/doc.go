@@ -24,6 +24,12 @@
 //     and just before releasing, so a holder paused mid-hold writes late),
 //     each write adding an element to the resource's set, which the
 //     register reports when it stops.
+//   - The PostgreSQL register (S24, pgregister.go): in its place, a table
+//     of a real PostgreSQL server (internal/pgtest: one per test binary, a
+//     fresh database per run), each write one transaction of fence.Check
+//     and the write's row; the workers log each transaction's outcome
+//     (committed, stale, error, unknown), and the suite reads the rows, in
+//     commit order, once everything has stopped.
 //   - The ZooKeeper register: holders also write their token with
 //     Multi(hold.Guard(), SetData) to a node per lock, after acquiring and
 //     again before releasing (a resumed holder's guard must be refused);
@@ -44,14 +50,16 @@
 //     fencing (C2: token order in the register's log and in the ZooKeeper
 //     register's mzxid order, the register's final set against the
 //     acknowledged writes, and porcupine's linearizability check of the
-//     ZooKeeper register as a fenced register, fencing.go); tokens (C3);
-//     liveness (C4, including S2-S4's survival: no loss, no expiry);
+//     ZooKeeper register as a fenced register, fencing.go; in S24, the
+//     database's rows against the transactions' outcomes, pgcheck.go);
+//     tokens (C3); liveness (C4, including S2-S4's survival: no loss, no expiry);
 //     clean state (C5: children, dump's ephemerals, wchs's watches, the
 //     workers' goleak); loss-signal timing (C6: a blackholed holder before
 //     the next holder acquires, a paused holder within 1 s of SIGCONT); API
 //     contracts (C7). Each has unit tests on hand-made histories it must
-//     reject and accept (checkers_test.go, fencing_test.go), and C3 a
-//     negative test against a wiped data directory (wipe.go).
+//     reject and accept (checkers_test.go, fencing_test.go,
+//     pgcheck_test.go), and C3 a negative test against a wiped data
+//     directory (wipe.go).
 //
 // # Running
 //
@@ -91,6 +99,7 @@
 // deletion by another client goes unnoticed: root nodewatch.go; S17 must
 // catch it) and N6 (no sync before the search for an ambiguous create's
 // node, and our own node ahead of ours waited on: root create.go and
-// rules.go; S23 must catch it). Without the tag those hooks are false
-// constants.
+// rules.go; S23 must catch it) and N7 (workers write to PostgreSQL without fence.Check;
+// S24's C2 must catch it from the database's rows). Without the tag those
+// hooks are false constants.
 package reliability

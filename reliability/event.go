@@ -30,6 +30,11 @@ const (
 	KindExit       = "exit"        // a worker stopped cleanly
 	KindState      = "state"       // a worker's session changed state (Name: suspended, expired, ...)
 	KindRegSet     = "reg-set"     // the register's final set of accepted writes, per resource
+	KindPGInvoke   = "pginvoke"    // a transaction on the PostgreSQL register begins
+	KindPGWrite    = "pgwrite"     // ... and its outcome as the worker saw it (Out)
+	KindPGRow      = "pgrow"       // a row of the PostgreSQL register, read after the run
+	KindPGFence    = "pgfence"     // a resource's row of the fence table, read after the run
+	KindPGRead     = "pgread"      // ... the read is complete (Seq: the rows read)
 )
 
 // Event is one line of a history. T is CLOCK_MONOTONIC (see Mono).
@@ -58,6 +63,8 @@ type Event struct {
 	Fault   string   `json:"fault,omitempty"`
 	Target  string   `json:"target,omitempty"`
 	Name    string   `json:"name,omitempty"` // contract name
+	Seq     int64    `json:"seq,omitempty"`  // pgrow: the row's place in its resource's commit order
+	Out     string   `json:"out,omitempty"`  // pgwrite: committed, stale, error or unknown
 }
 
 // HoldID names one acquisition: worker, client, op.

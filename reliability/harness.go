@@ -184,7 +184,8 @@ type Env struct {
 	mu      sync.Mutex
 
 	bins      Binaries
-	regAddr   string
+	regAddr   string         // the register process's address ("": none)
+	pgDSN     string         // the PostgreSQL register's database ("": none)
 	restarts  map[string]int // worker label -> processes started after kills
 	extraLogs []string       // logs of workers started by the nemesis
 }

@@ -28,6 +28,18 @@ func KillLeader(period, down time.Duration) func(context.Context, *Env) {
 	}
 }
 
+// Together runs nemeses side by side until ctx ends, and returns once each
+// has healed its faults.
+func Together(nemeses ...func(context.Context, *Env)) func(context.Context, *Env) {
+	return func(ctx context.Context, e *Env) {
+		var wg sync.WaitGroup
+		for _, n := range nemeses {
+			wg.Go(func() { n(ctx, e) })
+		}
+		wg.Wait()
+	}
+}
+
 // PauseLeaderKillFollower SIGSTOPs the leader for pause every period, and
 // kills a random follower for down every other period, once the ensemble
 // is whole (see WholeLeader).

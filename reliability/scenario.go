@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -33,7 +34,11 @@ type Scenario struct {
 	LongHold  time.Duration
 	Duration  time.Duration
 	Proxies   bool   // each worker connects through its own zktest proxy
-	Negative  string // N1..N6: run the broken variant (negative build only)
+	Negative  string // N1..N7: run the broken variant (negative build only)
+	// Postgres: holders write to a PostgreSQL table through fence.Check
+	// (pgregister.go) instead of to the register process; each run gets a
+	// fresh database on the test binary's one server (pgtest.Shared).
+	Postgres bool
 	// Nemesis injects faults until ctx ends, healing each before returning.
 	Nemesis func(ctx context.Context, e *Env)
 	// InProcess replaces the worker processes: the scenario drives sessions
@@ -70,12 +75,15 @@ type Result struct {
 	Total        int            `json:"violations_total"`
 	// StoreLosses counts the acknowledged writes ZooKeeper forgot
 	// (StoreChecker findings): not zklock violations, so not in Total.
-	StoreLosses  int         `json:"store_losses,omitempty"`
-	P99AcquireMs float64     `json:"p99_acquire_ms"`
-	MaxRecovery  float64     `json:"max_recovery_ms"`
-	P99Recovery  float64     `json:"p99_recovery_ms"`
-	Examples     []Violation `json:"examples,omitempty"`
-	Errors       []string    `json:"errors,omitempty"`
+	StoreLosses int `json:"store_losses,omitempty"`
+	// Database counts the PostgreSQL register's transactions by the outcome
+	// their workers saw, and its rows (DatabaseOutcomes).
+	Database     map[string]int `json:"database,omitempty"`
+	P99AcquireMs float64        `json:"p99_acquire_ms"`
+	MaxRecovery  float64        `json:"max_recovery_ms"`
+	P99Recovery  float64        `json:"p99_recovery_ms"`
+	Examples     []Violation    `json:"examples,omitempty"`
+	Errors       []string       `json:"errors,omitempty"`
 	// Timeline is the path of the run's HTML timeline (timeline.go); See
 	// holds, for each example, where to look at it in that timeline.
 	Timeline string   `json:"timeline,omitempty"`
@@ -135,6 +143,10 @@ func Run(t testing.TB, sc *Scenario) Result {
 	for i := range sc.Locks {
 		mustCreate(t, e.Conn, RegisterPath(e.Root, i))
 	}
+	var db *sql.DB
+	if sc.Postgres {
+		db = e.startDatabase(t)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), sc.Duration)
 	defer cancel()
 	logs := []string{nem.f.Name()}
@@ -159,8 +171,15 @@ func Run(t testing.TB, sc *Scenario) Result {
 				res.Errors = append(res.Errors, err.Error())
 			}
 		}
-		if err := e.Reg.Stop(10 * time.Second); err != nil {
-			res.Errors = append(res.Errors, err.Error())
+		if e.Reg != nil {
+			if err := e.Reg.Stop(10 * time.Second); err != nil {
+				res.Errors = append(res.Errors, err.Error())
+			}
+		}
+		if db != nil {
+			if p := e.readDatabase(db, &res); p != "" {
+				logs = append(logs, p)
+			}
 		}
 	}
 	if err := nem.Close(); err != nil {
@@ -175,6 +194,7 @@ func Run(t testing.TB, sc *Scenario) Result {
 	vs := CheckAll(h, final, CheckConfigFor(sc))
 	res.Violations, res.Total, res.StoreLosses, res.Examples = Tally(vs)
 	res.Acquisitions = h.Acquisitions()
+	res.Database = DatabaseOutcomes(h)
 	res.Faults = e.Faults()
 	for _, ev := range h.Events {
 		if ev.Kind == KindLoss {
@@ -199,23 +219,15 @@ func mustCreate(t testing.TB, conn *zk.Conn, p string) {
 	}
 }
 
-// startProcs starts the register and the workers and returns their logs.
+// startProcs starts the register (unless the scenario writes to
+// PostgreSQL) and the workers and returns their logs.
 func (e *Env) startProcs(t testing.TB, bins Binaries) []string {
 	sc := e.Sc
-	regLog := filepath.Join(e.Dir, "register.jsonl")
-	reg, err := startProc("register", bins.Register, regLog, nil, "-log", regLog)
-	if err != nil {
-		t.Fatalf("start register: %v", err)
+	e.bins = bins
+	var logs []string
+	if !sc.Postgres {
+		logs = append(logs, e.startRegister(t))
 	}
-	e.Reg = reg
-	t.Cleanup(func() { reg.Stop(5 * time.Second) })
-	line := <-reg.first
-	addr, ok := strings.CutPrefix(line, "listening ")
-	if !ok {
-		t.Fatalf("register said %q", line)
-	}
-	e.bins, e.regAddr = bins, addr
-	logs := []string{regLog}
 	for i := 1; i <= sc.Workers; i++ {
 		var p *zktest.Proxy
 		if sc.Proxies {
@@ -236,6 +248,24 @@ func (e *Env) startProcs(t testing.TB, bins Binaries) []string {
 	return logs
 }
 
+// startRegister starts the register process and returns its log.
+func (e *Env) startRegister(t testing.TB) string {
+	regLog := filepath.Join(e.Dir, "register.jsonl")
+	reg, err := startProc("register", e.bins.Register, regLog, nil, "-log", regLog)
+	if err != nil {
+		t.Fatalf("start register: %v", err)
+	}
+	e.Reg = reg
+	t.Cleanup(func() { reg.Stop(5 * time.Second) })
+	line := <-reg.first
+	addr, ok := strings.CutPrefix(line, "listening ")
+	if !ok {
+		t.Fatalf("register said %q", line)
+	}
+	e.regAddr = addr
+	return regLog
+}
+
 // startWorker starts worker process name, through proxy p if not nil; it
 // is stopped at the end of the test at the latest.
 func (e *Env) startWorker(name string, p *zktest.Proxy) (*Proc, error) {
@@ -246,7 +276,7 @@ func (e *Env) startWorker(name string, p *zktest.Proxy) (*Proc, error) {
 	}
 	wlog := filepath.Join(e.Dir, name+".jsonl")
 	args := []string{"-name", name, "-servers", strings.Join(servers, ","), "-clients", strconv.Itoa(sc.Clients),
-		"-root", e.Root, "-locks", strconv.Itoa(sc.Locks), "-zkreg", e.Root + "-reg", "-register", e.regAddr,
+		"-root", e.Root, "-locks", strconv.Itoa(sc.Locks), "-zkreg", e.Root + "-reg", "-register", e.regAddr, "-pg", e.pgDSN,
 		"-session", sc.Session.String(), "-hold-min", sc.HoldMin.String(), "-hold-max", sc.HoldMax.String(), "-log", wlog,
 		"-long-every", strconv.Itoa(sc.LongEvery), "-long-hold", sc.LongHold.String()}
 	if sc.Recipe != "" {
@@ -260,7 +290,7 @@ func (e *Env) startWorker(name string, p *zktest.Proxy) (*Proc, error) {
 	}
 	env := []string{"GOMAXPROCS=1"}
 	switch sc.Negative {
-	case "N1", "N3":
+	case "N1", "N3", "N7":
 		args = append(args, "-negative", sc.Negative)
 	case "N2", "N4", "N5", "N6":
 		env = append(env, "ZKLOCK_NEGATIVE="+sc.Negative)

@@ -10,10 +10,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/zklock/zklock/internal/pgtest"
 )
 
+// TestMain runs the tests with pgtest.Run, so that the Postgres scenarios
+// share one PostgreSQL server, started at the first of them and stopped
+// when the tests end.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Run(m)
 	CleanBuild()
 	os.Exit(code)
 }
@@ -83,6 +87,9 @@ func seeAt(r Result, i int) string {
 // negative control: if it did not), reported errors or acquired nothing.
 func judge(t *testing.T, name string, sc *Scenario, r Result) {
 	t.Logf("%s: acquisitions=%d faults=%d violations=%v store_losses=%d p99=%.1fms errors=%v", name, r.Acquisitions, r.Faults, r.Violations, r.StoreLosses, r.P99AcquireMs, r.Errors)
+	if r.Database != nil {
+		t.Logf("  database: %v", r.Database)
+	}
 	for i, v := range r.Examples {
 		t.Logf("  %s: %s (see %s)", v.Checker, v.Detail, seeAt(r, i))
 	}

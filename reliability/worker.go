@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -24,6 +25,7 @@ type WorkerConfig struct {
 	Locks          int           // number of locks contended for
 	ZKRegister     string        // ZooKeeper register nodes are ZKRegister/lock-<i> ("" = none)
 	Register       string        // address of the fenced register ("" = none)
+	PG             string        // DSN of the PostgreSQL register's database ("" = none; see PGWrite)
 	Recipe         string        // "mutex", "semmutex", "rw", "multi" (S12) or "leader" (S13)
 	Writers        float64       // rw: the share of write acquisitions
 	SessionTimeout time.Duration // asked of the server
@@ -32,7 +34,7 @@ type WorkerConfig struct {
 	LockTimeout    time.Duration // bound on one Lock call
 	LongEvery      int           // one acquisition in LongEvery (0: none) is long
 	LongHold       time.Duration // a long hold: until this passes or the hold is lost
-	Negative       string        // "", "N1" (no fencing) or "N3" (ignore disconnection); needs -tags zklock_negative
+	Negative       string        // "", "N1" (no fencing), "N3" (ignore disconnection) or "N7" (no fence.Check); needs -tags zklock_negative
 	// Restat reads the holder's node again just before each release, so
 	// that C3 checks the hold still has its node and token after faults.
 	Restat bool
@@ -57,16 +59,29 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, log *Log) error {
 		return fmt.Errorf("worker: unknown recipe %q (mutex, semmutex, rw, multi, leader)", cfg.Recipe)
 	}
 	before := goleak.IgnoreCurrent()
+	var db *sql.DB // one pool for the process's clients
+	if cfg.PG != "" {
+		var err error
+		if db, err = sql.Open("pgx", cfg.PG); err != nil {
+			return fmt.Errorf("worker: %w", err)
+		}
+		n := cfg.Clients * max(cfg.Share, 1)
+		db.SetMaxOpenConns(n)
+		db.SetMaxIdleConns(n)
+	}
 	var wg sync.WaitGroup
 	errc := make(chan error, cfg.Clients)
 	for c := 1; c <= cfg.Clients; c++ {
 		wg.Go(func() {
-			if err := runClient(ctx, cfg, c, log); err != nil {
+			if err := runClient(ctx, cfg, c, log, db); err != nil {
 				errc <- err
 			}
 		})
 	}
 	wg.Wait()
+	if db != nil {
+		db.Close() // before the leak check: its connections' goroutines end with it
+	}
 	// Every session is closed: nothing of ours may still run (C5).
 	leak := goleak.Find(before)
 	log.Add(Event{Kind: KindContract, Worker: cfg.Name, Name: ContractNoLeak, OK: leak == nil, Err: errString(leak)})
@@ -75,7 +90,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, log *Log) error {
 	return <-errc
 }
 
-func runClient(ctx context.Context, cfg WorkerConfig, session int, log *Log) error {
+func runClient(ctx context.Context, cfg WorkerConfig, session int, log *Log, db *sql.DB) error {
 	share := max(cfg.Share, 1)
 	// Each goroutine of the session is a client of its own in the history,
 	// and each sees the session's state changes.
@@ -142,17 +157,24 @@ func runClient(ctx context.Context, cfg WorkerConfig, session int, log *Log) err
 	}
 	var wg sync.WaitGroup
 	for k, client := range clients {
-		wg.Go(func() { runOps(ctx, cfg, log, sess, regs[k], client, excl, shared) })
+		wg.Go(func() { runOps(ctx, cfg, log, sess, sinks{regs[k], db}, client, excl, shared) })
 	}
 	wg.Wait()
 	return nil
 }
 
+// sinks are the fenced resources a client writes to: the register process
+// and the PostgreSQL register (either may be nil).
+type sinks struct {
+	reg *RegisterClient
+	pg  *sql.DB
+}
+
 // runOps is one client's loop of acquisitions on its session.
-func runOps(ctx context.Context, cfg WorkerConfig, log *Log, sess *zklock.Session, reg *RegisterClient, client int, excl, shared []locker) {
+func runOps(ctx context.Context, cfg WorkerConfig, log *Log, sess *zklock.Session, out sinks, client int, excl, shared []locker) {
 	for op := int64(1); ctx.Err() == nil; op++ {
 		if cfg.Recipe == "multi" {
-			runMulti(ctx, cfg, log, sess, reg, client, op, excl)
+			runMulti(ctx, cfg, log, sess, out, client, op, excl)
 			continue
 		}
 		i := rand.IntN(cfg.Locks)
@@ -161,7 +183,7 @@ func runOps(ctx context.Context, cfg WorkerConfig, log *Log, sess *zklock.Sessio
 		if shared[i] != nil && rand.Float64() >= cfg.Writers {
 			l, base.Read = shared[i], true
 		}
-		w := &clientOp{cfg: cfg, log: log, sess: sess, reg: reg, base: base, res: "lock-" + strconv.Itoa(i)}
+		w := &clientOp{cfg: cfg, log: log, sess: sess, out: out, base: base, res: "lock-" + strconv.Itoa(i)}
 		w.run(ctx, l)
 	}
 }
@@ -175,7 +197,7 @@ type clientOp struct {
 	cfg  WorkerConfig
 	log  *Log
 	sess *zklock.Session
-	reg  *RegisterClient
+	out  sinks
 	base Event
 	res  string
 	n    int // writes to the register so far
@@ -257,15 +279,19 @@ func (w *clientOp) stat(h *zklock.Hold) {
 	}
 }
 
-// write sends one write to the fenced register.
+// write sends one write to the fenced register (or to the PostgreSQL
+// register: pgWrite).
 func (w *clientOp) write(token int64) {
-	if w.reg == nil {
+	if w.out.pg != nil {
+		w.pgWrite(token)
+	}
+	if w.out.reg == nil {
 		return
 	}
 	w.n++
 	elem := w.base.HoldID() + "#" + strconv.Itoa(w.n)
 	w.log.Flush() // the hold is on disk before its effect, even if we are SIGKILLed next
-	ok, err := w.reg.Write(w.res, token, elem, w.cfg.Negative != "N1")
+	ok, err := w.out.reg.Write(w.res, token, elem, w.cfg.Negative != "N1")
 	w.add(KindWrite, func(e *Event) {
 		e.Token, e.OK, e.Elem = token, ok, elem
 		if err != nil {

@@ -17,7 +17,7 @@ import (
 // invoke per member at the start, then ok per member (its session, node and
 // token) or fail per member, writes per member under its own token and
 // guard, loss per member, release per member.
-func runMulti(ctx context.Context, cfg WorkerConfig, log *Log, sess *zklock.Session, reg *RegisterClient, client int, op int64, locks []locker) {
+func runMulti(ctx context.Context, cfg WorkerConfig, log *Log, sess *zklock.Session, out sinks, client int, op int64, locks []locker) {
 	k := min(2+rand.IntN(2), len(locks))
 	idx := rand.Perm(len(locks))[:k]
 	members := make([]zklock.Locker, 0, k)
@@ -30,7 +30,7 @@ func runMulti(ctx context.Context, cfg WorkerConfig, log *Log, sess *zklock.Sess
 		}
 		members = append(members, m)
 		base := Event{Worker: cfg.Name, Client: client, Op: op*10 + int64(j), Lock: LockPath(cfg.Root, i)}
-		w := &clientOp{cfg: cfg, log: log, sess: sess, reg: reg, base: base, res: "lock-" + strconv.Itoa(i)}
+		w := &clientOp{cfg: cfg, log: log, sess: sess, out: out, base: base, res: "lock-" + strconv.Itoa(i)}
 		ops[base.Lock] = w
 		all = append(all, w)
 	}

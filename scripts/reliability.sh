@@ -2,7 +2,7 @@
 # The fault-injection suite (reliability/; see docs/reliability.md).
 #   scripts/reliability.sh short     make reliability: every scenario at short durations (<= 10 min)
 #   scripts/reliability.sh soak      make soak: the plan's durations
-#   scripts/reliability.sh negative  make reliability-negative: the broken variants N1-N6
+#   scripts/reliability.sh negative  make reliability-negative: the broken variants N1-N7
 #   scripts/reliability.sh containers       make reliability-containers: S18-S20 on an ensemble in
 #                                           containers (zktest/containers), then N3 under S18
 #   scripts/reliability.sh containers-soak  the same at the plan's durations (run by the soak)
@@ -72,7 +72,7 @@ esac
 RELIABILITY_MODE="$mode" RELIABILITY_OUT="$out" RELIABILITY_KEEP="$out/histories" \
 	go test "${tags[@]}" -count=1 -timeout "$timeout" -v -run 'TestIntegration_Reliability$' ./reliability/ >"$log" 2>&1
 rc=$?
-grep -E '^\s+suite_test.go:[0-9]+: (S|N)[0-9]+|^\s+suite_test.go:[0-9]+:\s+(C[1-7]|timeline): |^\s+soak_suite_test.go:[0-9]+: (soak|S|N)[0-9a-z]*|--- (PASS|FAIL)' "$log" |
+grep -E '^\s+suite_test.go:[0-9]+: (S|N)[0-9]+|^\s+suite_test.go:[0-9]+:\s+(C[1-7]|timeline|database): |^\s+soak_suite_test.go:[0-9]+: (soak|S|N)[0-9a-z]*|--- (PASS|FAIL)' "$log" |
 	grep -v '^\s*suite_test.go:[0-9]*: *$' | cut -c1-400 || true
 echo
 if [ "$mode" = soak ]; then

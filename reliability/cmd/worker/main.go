@@ -1,9 +1,10 @@
 // Command worker is one contending process of the reliability suite: -clients
 // goroutines, each with its own zklock Session, loop acquiring one of -locks
-// locks, writing the hold's token to the fenced register and to the ZooKeeper
-// register (guarded multi), holding for a while and releasing. Every step is
-// logged to -log as JSONL stamped with CLOCK_MONOTONIC. It stops on SIGTERM
-// (or when stdin closes): waiters give up, holders release, sessions close.
+// locks, writing the hold's token to the fenced register (or to a PostgreSQL
+// table through fence.Check, -pg) and to the ZooKeeper register (guarded
+// multi), holding for a while and releasing. Every step is logged to -log as
+// JSONL stamped with CLOCK_MONOTONIC. It stops on SIGTERM (or when stdin
+// closes): waiters give up, holders release, sessions close.
 package main
 
 import (
@@ -31,6 +32,7 @@ func main() {
 	flag.IntVar(&cfg.Locks, "locks", 1, "number of locks")
 	flag.StringVar(&cfg.ZKRegister, "zkreg", "", "ZooKeeper register parent (empty: none)")
 	flag.StringVar(&cfg.Register, "register", "", "fenced register address (empty: none)")
+	flag.StringVar(&cfg.PG, "pg", "", "PostgreSQL register: the DSN of its database (empty: none)")
 	flag.StringVar(&cfg.Recipe, "recipe", "mutex", "lock recipe: mutex, semmutex (non-reentrant semaphore mutex), rw (read-write lock), multi (multi-lock over 2-3 mutexes) or leader (leader election)")
 	flag.Float64Var(&cfg.Writers, "writers", 0.1, "rw: share of write acquisitions")
 	flag.DurationVar(&cfg.SessionTimeout, "session", 4*time.Second, "session timeout")
@@ -39,7 +41,7 @@ func main() {
 	flag.DurationVar(&cfg.LockTimeout, "lock-timeout", time.Minute, "bound on one Lock call")
 	flag.IntVar(&cfg.LongEvery, "long-every", 0, "one acquisition in N holds for -long-hold (0: none)")
 	flag.DurationVar(&cfg.LongHold, "long-hold", 0, "duration of a long hold (ends early on loss)")
-	flag.StringVar(&cfg.Negative, "negative", "", "negative control N1 or N3 (needs -tags zklock_negative)")
+	flag.StringVar(&cfg.Negative, "negative", "", "negative control N1, N3 or N7 (needs -tags zklock_negative)")
 	flag.BoolVar(&cfg.Restat, "restat", false, "read the holder's node again before each release (C3 after faults)")
 	flag.StringVar(&logPath, "log", "worker.jsonl", "event log (JSONL)")
 	flag.Parse()

@@ -1,0 +1,170 @@
+package reliability
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// pgWriteOf is one write to the PostgreSQL register as its worker logged
+// it: when its transaction began and ended, and the outcome it saw ("" if
+// its worker never logged one).
+type pgWriteOf struct {
+	inv, out Event
+	seen     bool // out was logged
+}
+
+func (w *pgWriteOf) window() (int64, int64) {
+	if w.seen {
+		return w.inv.T, w.out.T
+	}
+	return w.inv.T, w.inv.T
+}
+
+// CheckDatabase is C2 on the PostgreSQL register (S24), judged from the
+// database's own rows (read after the run: pgrow, pgfence) and the outcome
+// each worker saw of each transaction (pginvoke, pgwrite):
+//
+//   - order: in each resource's commit order, no row has a token lower
+//     than a row committed before it (a stale holder's write committed);
+//   - nothing lost: every write whose COMMIT succeeded is a row;
+//   - nothing phantom: every row is a write that a worker began, of an
+//     acquisition of the history, in one row only, and none whose
+//     transaction was refused as stale or failed before COMMIT;
+//   - refusals justified: a write refused as stale has a row of a greater
+//     token on its resource;
+//   - the fence agrees: where the fence's table has a row for a resource,
+//     its token is the greatest token of the resource's rows.
+//
+// A write whose COMMIT went unanswered (OutUnknown), or that its worker
+// began and never logged an outcome of, may be a row or not. A history
+// with writes but without a complete read of the database (pgread) is one
+// violation; one without writes or rows has nothing to check.
+func CheckDatabase(h *History) []Violation {
+	writes := map[string]*pgWriteOf{} // element -> write
+	var elems []string
+	var rows, fences []Event
+	read := false
+	for _, e := range h.Events {
+		switch e.Kind {
+		case KindPGInvoke:
+			if writes[e.Elem] == nil {
+				elems = append(elems, e.Elem)
+			}
+			writes[e.Elem] = &pgWriteOf{inv: e}
+		case KindPGWrite:
+			if w := writes[e.Elem]; w != nil {
+				w.out, w.seen = e, true
+			}
+		case KindPGRow:
+			rows = append(rows, e)
+		case KindPGFence:
+			fences = append(fences, e)
+		case KindPGRead:
+			read = true
+		}
+	}
+	if len(writes) == 0 && len(rows) == 0 {
+		return nil
+	}
+	if !read {
+		return []Violation{{"C2", fmt.Sprintf("database: %d writes but the database was never read", len(writes)), 0, 0}}
+	}
+	var out []Violation
+	add := func(from, to int64, format string, args ...any) {
+		out = append(out, Violation{"C2", "database: " + fmt.Sprintf(format, args...), from, to})
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].Lock != rows[j].Lock {
+			return rows[i].Lock < rows[j].Lock
+		}
+		return rows[i].Seq < rows[j].Seq
+	})
+	inDB := map[string]bool{}
+	maxTok := map[string]int64{}   // resource -> greatest token of its rows so far
+	maxElem := map[string]string{} // ... and its element
+	for i, r := range rows {
+		w := writes[r.Elem]
+		from, to := int64(0), int64(0)
+		if w != nil {
+			from, to = w.window()
+		}
+		if i > 0 && rows[i-1].Lock == r.Lock && rows[i-1].Seq == r.Seq {
+			add(from, to, "%s: two rows at place %d (%s, %s)", r.Lock, r.Seq, rows[i-1].Elem, r.Elem)
+		}
+		if r.Token < maxTok[r.Lock] {
+			if b := writes[maxElem[r.Lock]]; b != nil {
+				bf, bt := b.window()
+				from, to = min(from, bf), max(to, bt)
+			}
+			add(from, to, "%s: token %d (%s) committed at place %d after token %d (%s)", r.Lock, r.Token, r.Elem, r.Seq, maxTok[r.Lock], maxElem[r.Lock])
+		}
+		if r.Token > maxTok[r.Lock] {
+			maxTok[r.Lock], maxElem[r.Lock] = r.Token, r.Elem
+		}
+		hold, _, _ := strings.Cut(r.Elem, "#")
+		switch {
+		case inDB[r.Elem]:
+			add(from, to, "%s: %s in two rows", r.Lock, r.Elem)
+		case w == nil || h.ByID[hold] == nil:
+			add(0, 0, "%s: phantom row %s (token %d): no such write", r.Lock, r.Elem, r.Token)
+		case w.seen && (w.out.Out == OutStale || w.out.Out == OutError):
+			add(from, to, "%s: %s (token %d) is a row, but its transaction was %s: %s", r.Lock, r.Elem, r.Token, w.out.Out, w.out.Err)
+		}
+		inDB[r.Elem] = true
+	}
+	for _, el := range elems {
+		w := writes[el]
+		if !w.seen {
+			continue
+		}
+		res := regName(w.inv.Lock)
+		from, to := w.window()
+		switch w.out.Out {
+		case OutCommitted:
+			if !inDB[el] {
+				add(from, to, "%s: %s (token %d) committed but not a row", res, el, w.out.Token)
+			}
+		case OutStale:
+			if maxTok[res] <= w.out.Token {
+				add(from, to, "%s: %s (token %d) refused as stale, but no row has a greater token (greatest %d)", res, el, w.out.Token, maxTok[res])
+			}
+		}
+	}
+	for _, f := range fences {
+		if f.Token != maxTok[f.Lock] {
+			add(0, 0, "%s: the fence holds token %d, the rows' greatest is %d (%s)", f.Lock, f.Token, maxTok[f.Lock], maxElem[f.Lock])
+		}
+	}
+	return out
+}
+
+// DatabaseOutcomes counts the PostgreSQL register's transactions by the
+// outcome their workers saw ("pending": began, no outcome logged) and its
+// rows ("rows"); nil for a history without the database.
+func DatabaseOutcomes(h *History) map[string]int {
+	var m map[string]int
+	inc := func(k string) {
+		if m == nil {
+			m = map[string]int{}
+		}
+		m[k]++
+	}
+	outs := map[string]bool{}
+	for _, e := range h.Events {
+		if e.Kind == KindPGWrite {
+			outs[e.Elem] = true
+		}
+	}
+	for _, e := range h.Events {
+		switch {
+		case e.Kind == KindPGWrite:
+			inc(e.Out)
+		case e.Kind == KindPGInvoke && !outs[e.Elem]:
+			inc("pending")
+		case e.Kind == KindPGRow:
+			inc("rows")
+		}
+	}
+	return m
+}
