@@ -1,5 +1,0 @@
-//go:build race
-
-package fence_test
-
-const raceDetector = true
