@@ -23,10 +23,13 @@ import (
 // sameCreate). Each create request is followed by a pipelined listing of
 // the directory (see pipeline.go), and the entry of the create that
 // succeeded carries its listing in first; the listings of failed attempts
-// are waited for and dropped before the next attempt.
+// are waited for and dropped before the next attempt. Once an attempt that
+// may have made a node was written in a session, that session is the
+// acquire's: create fails with ErrSessionExpired when it is gone.
 func (q *queue) create(ctx context.Context) (*entry, error) {
 	prefix := protectedPrefix()
 	ambiguous := false
+	var queued int64 // the session the first attempt that may have made a node was written in
 	for attempt := 0; ; {
 		state, sid, changed := q.s.snapshot()
 		if state == StateClosed { // go-zookeeper then answers ErrConnectionClosed, which would be retried until ctx ends
@@ -40,6 +43,12 @@ func (q *queue) create(ctx context.Context) (*entry, error) {
 			case <-ctx.Done():
 			}
 			continue
+		}
+		if queued != 0 && (state == StateExpired || sid != queued) {
+			// Our node may have been queued, and seen by the others, in
+			// a session that has expired since: it went with the session,
+			// and the acquire ends as a waiter's does (see next).
+			return nil, ErrSessionExpired
 		}
 		if ctx.Err() != nil {
 			if ambiguous {
@@ -76,7 +85,11 @@ func (q *queue) create(ctx context.Context) (*entry, error) {
 				}
 			})
 		czxid, known := q.s.creates.zxid(name)
+		in, sent := q.s.creates.writtenIn(name)
 		q.s.creates.forget(name)
+		if sent && queued == 0 && (err == nil || isConnErr(err)) {
+			queued = in
+		}
 		_, now, _ := q.s.snapshot()
 		if err == nil && now == sid {
 			first.settle(true)

@@ -158,3 +158,45 @@ func TestIntegration_AmbiguousCreateOnLaggingFollower(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, stat.Czxid, h.Token())
 }
+
+// A create that the server applies but whose reply is lost, and whose
+// session then expires before the client reconnects (reliability S9, under
+// load: the expiry's reconnect closed the connection between the create's
+// commit and its reply). The node was queued, other contenders saw it, and
+// it went with the session: the acquire ends with ErrSessionExpired, as a
+// waiter's does, instead of queueing again under the next session and
+// waiting there, unseen by whoever expired the session.
+func TestIntegration_AmbiguousCreateInExpiredSessionFails(t *testing.T) {
+	c := zktest.Start(t)
+	holder := connect(t, c)
+	h, err := newMutex(t, holder, "/ambexp").Lock(ctxTimeout(t, 10*time.Second))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Release() })
+
+	px := c.Proxy(t)
+	s := connect(t, c, zklock.WithDialer(px.Dialer()))
+	old := s.ID()
+	px.DropNextCreateReply() // the directory exists: the next create is the node's
+	done := make(chan error, 1)
+	go func() {
+		h, err := newMutex(t, s, "/ambexp").Lock(ctxTimeout(t, 15*time.Second))
+		if err == nil {
+			_ = h.Release()
+		}
+		done <- err
+	}()
+	// go-zookeeper waits a second before it reconnects to a lone server:
+	// the node is applied, the connection closed, and the session expires
+	// within that second.
+	require.Eventually(t, func() bool { return len(children(t, holder.Conn(), "/ambexp")) == 2 }, 10*time.Second, time.Millisecond)
+	require.NoError(t, c.Expire(old))
+
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, zklock.ErrSessionExpired)
+	case <-time.After(20 * time.Second):
+		t.Fatal("Lock did not return")
+	}
+	require.Eventually(t, func() bool { return len(children(t, holder.Conn(), "/ambexp")) == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.NotEqual(t, old, s.ID(), "the session was replaced")
+}

@@ -135,7 +135,9 @@ func (c *tapConn) request(p []byte) {
 	case err != nil:
 	case !bytes.Contains(r.Path, []byte(ourNode)): // not one of ours
 	case wire.IsCreate(r.Type):
-		c.s.creates.sent(r.Xid, string(r.Path))
+		// Requests are written only after the handshake of their
+		// connection, whose session dialSid is.
+		c.s.creates.sent(r.Xid, string(r.Path), c.s.dialSid.Load())
 	case r.Watch: // a getData with a watch
 		c.watching(r.Xid, string(r.Path))
 	}

@@ -28,6 +28,7 @@ type createTracker struct {
 	xids    map[int32]string         // requests in flight
 	zxids   map[string]int64         // zxids of successful replies
 	written map[string]chan struct{} // closed when a create of the path is written
+	in      map[string]int64         // the session the last create of the path was written in
 }
 
 // ourNode marks the paths of our contender nodes (see naming.go): only
@@ -44,7 +45,7 @@ func (t *createTracker) expect(path string) <-chan struct{} {
 	defer t.mu.Unlock()
 	if t.want == nil {
 		t.want, t.xids, t.zxids = map[string]int{}, map[int32]string{}, map[string]int64{}
-		t.written = map[string]chan struct{}{}
+		t.written, t.in = map[string]chan struct{}{}, map[string]int64{}
 	}
 	t.want[path]++
 	ch := t.written[path]
@@ -66,6 +67,7 @@ func (t *createTracker) forget(path string) {
 	delete(t.want, path)
 	delete(t.zxids, path)
 	delete(t.written, path)
+	delete(t.in, path)
 	for xid, p := range t.xids {
 		if p == path {
 			delete(t.xids, xid)
@@ -74,8 +76,9 @@ func (t *createTracker) forget(path string) {
 }
 
 // sent records a create request of path with the given xid, as the tap
-// sees it being written; creates of paths nobody expects are ignored.
-func (t *createTracker) sent(xid int32, path string) {
+// sees it being written in session sid; creates of paths nobody expects
+// are ignored.
+func (t *createTracker) sent(xid int32, path string, sid int64) {
 	if !strings.Contains(path, ourNode) {
 		return
 	}
@@ -83,6 +86,7 @@ func (t *createTracker) sent(xid int32, path string) {
 	defer t.mu.Unlock()
 	if t.want[path] > 0 {
 		t.xids[xid] = path
+		t.in[path] = sid
 		if ch := t.written[path]; ch != nil {
 			close(ch)
 			delete(t.written, path)
@@ -109,4 +113,13 @@ func (t *createTracker) zxid(path string) (int64, bool) {
 	defer t.mu.Unlock()
 	z, ok := t.zxids[path]
 	return z, ok
+}
+
+// writtenIn returns the session the last create of path was written in,
+// if the tap saw it written.
+func (t *createTracker) writtenIn(path string) (int64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sid, ok := t.in[path]
+	return sid, ok
 }

@@ -93,8 +93,8 @@ func TestCreateTrackerWritten(t *testing.T) {
 	var tr createTracker
 	a := tr.expect("/l/_c_a-lock-")
 	b := tr.expect("/l/_c_b-lock-")
-	tr.sent(7, "/l/_c_a-lock-")
-	tr.sent(8, "/l/_c_other-lock-") // not expected
+	tr.sent(7, "/l/_c_a-lock-", 1)
+	tr.sent(8, "/l/_c_other-lock-", 1) // not expected
 	select {
 	case <-a:
 	default:

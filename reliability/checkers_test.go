@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -171,6 +172,44 @@ func TestC4RejectsHungWaiterAndIdleLock(t *testing.T) {
 	h.add(70, Event{Kind: KindFail, Worker: "w3", Client: 1, Op: 1, Err: "context deadline exceeded"})
 	only(t, CheckLiveness(Analyze(*h), cfg), "C4")
 	(*h)[len(*h)-1].Err = "stopped: context canceled"
+	require.Empty(t, CheckLiveness(Analyze(*h), cfg))
+}
+
+// The history of a wedged S9 iteration: A holds, B's session is expired
+// while B waits, and B's Lock never stops waiting; A releases only once B
+// returns, so the lock is never free, and both failures (at the run's
+// deadline) overlap the expiry. C4 must still reject it by B's session.
+func TestC4RejectsWaiterOutlivingItsExpiredSession(t *testing.T) {
+	const sid = 0x1000025cd8c0010
+	target := fmt.Sprintf("%#x", sid)
+	wedged := func(bSession, bEnd int64, bErr string) *hist {
+		h := &hist{}
+		h.acq("A", 14, 0, 1, 0, 137)
+		h.add(2, Event{Kind: KindInvoke, Worker: "B", Client: 1, Op: 14})
+		h.add(690, Event{Kind: KindState, Worker: "B", Client: 1, Session: bSession, Name: "connected"})
+		h.add(698, Event{Kind: KindInvoke, Worker: "C", Client: 1, Op: 14})
+		h.fault(FaultExpire, target, 699, 702)
+		h.add(bEnd, Event{Kind: KindFail, Worker: "B", Client: 1, Op: 14, Err: bErr})
+		return h
+	}
+	h := wedged(sid, 274_000, "context deadline exceeded")
+	h.add(274_000, Event{Kind: KindFail, Worker: "C", Client: 1, Op: 14, Err: "context deadline exceeded"})
+	h.add(274_000, Event{Kind: KindRelease, Worker: "A", Client: 1, Op: 14})
+	v := CheckLiveness(Analyze(*h), cfg)
+	only(t, v, "C4")
+	require.Len(t, v, 1, "B, by its session")
+	require.Contains(t, v[0].Detail, "B/1/14")
+
+	// B stops waiting within the bound: accepted, and C acquires after A.
+	h = wedged(sid, 1_700, "zklock: session expired")
+	h.add(2_000, Event{Kind: KindRelease, Worker: "A", Client: 1, Op: 14})
+	h.acq("C", 14, 698, 2_003, 2_004, 141)
+	require.Empty(t, CheckLiveness(Analyze(*h), cfg))
+
+	// Someone else's session expired: B's long wait is not judged by it.
+	h = wedged(sid+1, 274_000, "context deadline exceeded")
+	h.add(274_000, Event{Kind: KindFail, Worker: "C", Client: 1, Op: 14, Err: "context deadline exceeded"})
+	h.add(274_000, Event{Kind: KindRelease, Worker: "A", Client: 1, Op: 14})
 	require.Empty(t, CheckLiveness(Analyze(*h), cfg))
 }
 

@@ -21,7 +21,14 @@ type inproc struct {
 }
 
 func (e *Env) contender(name string) *inproc {
-	s, err := zklock.Connect(e.C.Servers(), zklock.WithSessionTimeout(e.Sc.Session), zklock.WithDialer(e.C.Dialer()))
+	// Its session's states are logged as a worker's are: C4 tells by them
+	// whose session a fault expired.
+	observe := zklock.WithObserver(func(ev zklock.Event) {
+		if ev.Kind == zklock.EventState {
+			e.Nem.Add(Event{Kind: KindState, Worker: name, Client: 1, Session: ev.Session, Name: ev.State.String()})
+		}
+	})
+	s, err := zklock.Connect(e.C.Servers(), zklock.WithSessionTimeout(e.Sc.Session), zklock.WithDialer(e.C.Dialer()), observe)
 	if err != nil {
 		e.T.Fatalf("connect: %v", err)
 	}

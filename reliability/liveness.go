@@ -8,12 +8,14 @@ import (
 )
 
 // CheckLiveness is C4: every Lock call ends (ok or fail); a Lock fails only
-// when the run stops or within Recovery of a fault; and no lock sits free
-// for longer than Idle while someone waits for it, unless a fault (plus
-// Recovery) overlaps that time, nor ever for longer than Recovery, faults
-// or not (a deadlock hidden behind back-to-back faults).
+// when the run stops or within Recovery of a fault; a Lock in flight when
+// its own session is expired ends within Recovery of the expiry, unless it
+// acquires (see expiredWaiters); and no lock sits free for longer than Idle
+// while someone waits for it, unless a fault (plus Recovery) overlaps that
+// time, nor ever for longer than Recovery, faults or not (a deadlock hidden
+// behind back-to-back faults).
 func CheckLiveness(h *History, cfg CheckConfig) []Violation {
-	var out []Violation
+	out := expiredWaiters(h, cfg)
 	rec := int64(cfg.Recovery)
 	type pt struct {
 		t     int64
@@ -70,6 +72,52 @@ func CheckLiveness(h *History, cfg CheckConfig) []Violation {
 				}
 				idleSince = -1
 			}
+		}
+	}
+	return out
+}
+
+// expiredWaiters is C4's check of a waiter whose own session expires: a
+// Lock call in flight when an expire-session fault hit the session its
+// client had then (by the client's state events) stops waiting with an
+// error within Recovery of the fault's end. One that acquires is not
+// judged here (a create not yet sent may queue in the next session), nor
+// one that never returns (reported as such). The fault's overlap excuses
+// the failure itself, and a holder that waits for the waiter keeps the
+// lock busy, so without this check a waiter that outlived its session,
+// and everyone queued behind, would pass until the run's deadline.
+func expiredWaiters(h *History, cfg CheckConfig) []Violation {
+	var out []Violation
+	connected := map[string][]Event{} // worker/client -> its "connected" state events, in time order
+	for _, e := range h.Events {
+		if e.Kind == KindState && e.Name == "connected" {
+			k := fmt.Sprintf("%s/%d", e.Worker, e.Client)
+			connected[k] = append(connected[k], e)
+		}
+	}
+	sessionAt := func(inv Event, t int64) int64 {
+		cs := connected[fmt.Sprintf("%s/%d", inv.Worker, inv.Client)]
+		i := sort.Search(len(cs), func(i int) bool { return cs[i].T > t })
+		if i == 0 {
+			return 0
+		}
+		return cs[i-1].Session
+	}
+	for _, f := range h.Faults {
+		if f.Fault != FaultExpire || f.End == math.MaxInt64 {
+			continue
+		}
+		bound := f.End + int64(cfg.Recovery)
+		for id, inv := range h.Invokes {
+			o, ended := h.Outcome[id]
+			if inv.T >= f.Start || !ended || o.T < f.Start || o.Kind == KindOK || o.T <= bound {
+				continue
+			}
+			if sid := sessionAt(inv, f.Start); sid == 0 || fmt.Sprintf("%#x", sid) != f.Target {
+				continue
+			}
+			out = append(out, Violation{"C4", fmt.Sprintf("%s: Lock on %s went on %s after its session %s expired (bound %s), then failed: %s",
+				id, inv.Lock, ms(o.T-f.End), f.Target, cfg.Recovery, o.Err), f.Start, o.T})
 		}
 	}
 	return out
