@@ -283,7 +283,10 @@ func (w *waiter) unwatch() {
 
 // arm sets the data watch on w.p.
 func (w *waiter) arm(ctx context.Context) woke {
-	_, _, changed := w.q.s.snapshot()
+	_, sid, changed := w.q.s.snapshot()
+	if sid != w.e.sid { // our session ended since the listing: a watch now would be the next one's
+		return wokeRelist
+	}
 	_, _, ch, err := w.q.s.readWatch(ctx, w.p)
 	switch {
 	case err != nil && ctx.Err() != nil:
