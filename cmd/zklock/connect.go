@@ -122,3 +122,28 @@ func (a *app) interruptible(parent context.Context) (ctx context.Context, stop f
 		})
 	}
 }
+
+// connectUntilSignal is the prelude of the verbs that watch until a signal
+// (ls --watch, elect --listen): a context that ends at the first signal or
+// after --timeout, if set, and a session connected under it. When the
+// connect fails it has said why (prefixed by what) and returns ok false
+// with the exit status: 0 for a signal. end releases what it made.
+func (a *app) connectUntilSignal(cfg *config, what string) (ctx context.Context, s *zklock.Session, end func(), code int, ok bool) {
+	ctx, stop := a.interruptible(context.Background())
+	cancel := context.CancelFunc(func() {})
+	if cfg.timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
+	}
+	s, err := a.connect(ctx, cfg)
+	if err != nil {
+		cancel()
+		stop()
+		var sig *interrupted
+		if errors.As(err, &sig) {
+			return nil, nil, nil, exitOK, false
+		}
+		a.errorf("%s: %v", what, err)
+		return nil, nil, nil, exitCode(err), false
+	}
+	return ctx, s, func() { s.Close(); cancel(); stop() }, 0, true
+}

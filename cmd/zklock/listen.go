@@ -45,23 +45,11 @@ type leaderJSON struct {
 // order or twice in a row.
 func (a *app) runListen(inv *invocation) int {
 	cfg := &inv.cfg
-	ctx, stop := a.interruptible(context.Background())
-	defer stop()
-	if cfg.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
-		defer cancel()
+	ctx, s, end, code, ok := a.connectUntilSignal(cfg, "elect --listen "+inv.path)
+	if !ok {
+		return code
 	}
-	s, err := a.connect(ctx, cfg)
-	if err != nil {
-		var sig *interrupted
-		if errors.As(err, &sig) {
-			return exitOK
-		}
-		a.errorf("elect --listen %s: %v", inv.path, err)
-		return exitCode(err)
-	}
-	defer s.Close()
+	defer end()
 	leaders, err := zklock.ObserveLeader(ctx, s, inv.path)
 	if err != nil {
 		a.errorf("elect --listen %s: %v", inv.path, err)

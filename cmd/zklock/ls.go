@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -41,23 +39,11 @@ const lsWalkBound = 60 * time.Second
 // zklock ui) and prints it; with --watch, again at every change.
 func runLs(a *app, inv *invocation) int {
 	cfg := &inv.cfg
-	ctx, stop := a.interruptible(context.Background())
-	defer stop()
-	if cfg.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
-		defer cancel()
+	ctx, s, end, code, ok := a.connectUntilSignal(cfg, "ls")
+	if !ok {
+		return code
 	}
-	s, err := a.connect(ctx, cfg)
-	if err != nil {
-		var sig *interrupted
-		if errors.As(err, &sig) {
-			return exitOK
-		}
-		a.errorf("ls: %v", err)
-		return exitCode(err)
-	}
-	defer s.Close()
+	defer end()
 	v, err := lockview.New(s, lockview.Config{Root: inv.opts.view.root, Logger: a.log})
 	if err != nil {
 		a.errorf("ls: %v", err)
