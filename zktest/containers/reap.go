@@ -1,15 +1,14 @@
 package containers
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/zklock/zklock/internal/orphans"
 )
 
 // Labels on every container and network this package creates.
@@ -20,26 +19,7 @@ const (
 )
 
 func ownerLabels() map[string]string {
-	return map[string]string{labelOwner: strconv.Itoa(os.Getpid()), labelOwnerStart: procStart(os.Getpid())}
-}
-
-// procStart returns the start time of pid in clock ticks since boot, or ""
-// when no such process runs (a zombie counts as gone), so that a recycled
-// pid is not taken for the owner.
-func procStart(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
-		return "" // gone, or a zombie: its clean-up will never run
-	}
-	return f[19]
+	return map[string]string{labelOwner: strconv.Itoa(os.Getpid()), labelOwnerStart: orphans.ProcStart(os.Getpid())}
 }
 
 func ownerAlive(labels map[string]string) bool {
@@ -47,7 +27,7 @@ func ownerAlive(labels map[string]string) bool {
 	if err != nil {
 		return false
 	}
-	st := procStart(pid)
+	st := orphans.ProcStart(pid)
 	return st != "" && st == labels[labelOwnerStart]
 }
 

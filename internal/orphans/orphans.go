@@ -1,0 +1,122 @@
+// Package orphans records the server processes a test binary starts, so
+// that a later run can kill those whose owner died without cleaning up (a
+// test binary that was itself SIGKILLed runs no cleanup, and Pdeathsig
+// fires only when the thread that started the server exits). zktest and
+// pgtest keep one Book each.
+package orphans
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// A Book is a directory of pid files, one per recorded server, named after
+// its pid and holding the pid and start time of the process that owns it
+// and the server's directory. The directory and its files are writable by
+// every user, so that test binaries of different users share it.
+type Book struct {
+	Dir string
+}
+
+// Add records the server pid that owns dir, with this process as its
+// owner, and returns the record's path ("" if it could not be written).
+func (b Book) Add(pid int, dir string) string {
+	if err := os.MkdirAll(b.Dir, 0o777); err != nil {
+		return ""
+	}
+	path := filepath.Join(b.Dir, strconv.Itoa(pid))
+	body := fmt.Sprintf("owner %d %s\ndir %s\n", os.Getpid(), ProcStart(os.Getpid()), dir)
+	if os.WriteFile(path, []byte(body), 0o666) != nil {
+		return ""
+	}
+	return path
+}
+
+// Remove deletes a record made by Add; "" is no record.
+func Remove(path string) {
+	if path != "" {
+		os.Remove(path)
+	}
+}
+
+// Reap SIGKILLs (process group and process) every recorded server whose
+// owner is gone and whose command line still contains marker(dir), so a
+// recycled pid is never hit; then it calls gone(dir), if not nil, and
+// removes the record. It returns the pids it killed.
+func (b Book) Reap(marker func(dir string) string, gone func(dir string)) []int {
+	entries, err := os.ReadDir(b.Dir)
+	if err != nil {
+		return nil
+	}
+	var killed []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		path := filepath.Join(b.Dir, e.Name())
+		body, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		owner, ownerStart, dir := parse(string(body))
+		if owner != 0 && ownerStart != "" && ProcStart(owner) == ownerStart {
+			continue // the owner lives: its cleanup stops the server
+		}
+		if dir != "" && bytes.Contains(ProcCmdline(pid), []byte(marker(dir)+"\x00")) {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			killed = append(killed, pid)
+		}
+		if dir != "" && gone != nil {
+			gone(dir)
+		}
+		os.Remove(path)
+	}
+	return killed
+}
+
+func parse(body string) (owner int, ownerStart, dir string) {
+	for _, line := range strings.Split(body, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 3 && f[0] == "owner":
+			owner, _ = strconv.Atoi(f[1])
+			ownerStart = f[2]
+		case len(f) >= 2 && f[0] == "dir":
+			dir = strings.TrimPrefix(line, "dir ")
+		}
+	}
+	return owner, ownerStart, dir
+}
+
+// ProcStart returns the start time of pid in clock ticks since boot (field
+// 22 of /proc/<pid>/stat), or "" when no such process runs (a zombie
+// counts as gone: its cleanup will never run). With the pid it names a
+// process uniquely, so a recycled pid is not taken for an owner.
+func ProcStart(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return ""
+	}
+	return f[19] // the fields after "(comm)" start at field 3
+}
+
+// ProcCmdline returns the NUL-separated command line of pid, or nil.
+func ProcCmdline(pid int) []byte {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return b
+}
