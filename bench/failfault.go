@@ -74,7 +74,10 @@ func (r *failoverRun) fault(kase string, vs []variant) error {
 		evs, _ := r.log.since(from)
 		tEnd := mono()
 		for _, c := range cs {
-			r.record(kase, i, c, evs, t0, tEnd, false, settled && onTarget[c.leader.id])
+			r.record(kase, i, c, evs, t0, tEnd, false, onTarget[c.leader.id])
+			if !settled[c] {
+				r.rep.Events[len(r.rep.Events)-1].Unsettled = true
+			}
 		}
 		if err := r.closeChains(cs); err != nil {
 			return err
@@ -101,62 +104,67 @@ func (r *failoverRun) sessionsOn(m int) map[string]bool {
 	return out
 }
 
-// settle waits until the event is over (see fault) and reports whether it
-// was within settleWait.
-func (r *failoverRun) settle(from int, cs []*lchain) bool {
+// settle waits until the event is over for every chain (see fault), at
+// most settleWait, and reports which chains it was over for. A chain that
+// never settles is recorded anyway: its time without a leader then runs to
+// the event's end.
+func (r *failoverRun) settle(from int, cs []*lchain) map[*lchain]bool {
 	ids := map[string]*lchain{}
 	for _, c := range cs {
 		ids[c.leader.id], ids[c.waiter.id] = c, c
 	}
-	before := map[*lchain]int{} // who led when the fault struck
+	before := map[string]bool{} // who led when the fault struck
 	for _, c := range cs {
-		if r.leadingBefore(from, c.leader.id) {
-			before[c]++
-		}
+		before[c.leader.id] = r.leadingBefore(from, c.leader.id)
 	}
 	deadline := time.Now().Add(settleWait)
-	var why string
-	for time.Now().Before(deadline) {
+	for {
 		evs, _ := r.log.since(from)
-		live := maps.Clone(before)
+		live := maps.Clone(before) // who leads, by participant
 		down := map[string]bool{}
-		var last int64
+		last := map[*lchain]int64{}
 		for _, e := range evs {
 			c, ok := ids[e.ID]
 			if !ok {
 				continue
 			}
-			last = max(last, e.T)
+			last[c] = max(last[c], e.T)
 			switch e.Ev {
 			case "start":
-				live[c]++
+				live[e.ID] = true
 			case "end":
-				live[c]--
+				live[e.ID] = false
 			case "conn":
 				down[e.ID] = !connectedState(e.State)
 			}
 		}
-		ok := mono()-last >= int64(r.cfg.Quiet)
-		why = ""
+		now := mono()
+		settled := map[*lchain]bool{}
+		all := true
 		for _, c := range cs {
-			if live[c] != 1 {
-				ok = false
-				why += fmt.Sprintf(" %s@%s has %d leaders;", c.v.recipe, c.v.loss, live[c])
+			leaders := 0
+			for _, p := range []*fpart{c.leader, c.waiter} {
+				if live[p.id] {
+					leaders++
+				}
 			}
+			settled[c] = leaders == 1 && !down[c.leader.id] && !down[c.waiter.id] && now-last[c] >= int64(r.cfg.Quiet)
+			all = all && settled[c]
 		}
-		for id, d := range down {
-			if d {
-				ok = false
-				why += " " + id + " disconnected;"
+		if all || time.Now().After(deadline) {
+			if !all {
+				var why []string
+				for _, c := range cs {
+					if !settled[c] {
+						why = append(why, fmt.Sprintf("%s loss=%s", c.v.recipe, dash(c.v.loss)))
+					}
+				}
+				r.say("failover: an event did not settle in %v for %s", settleWait, strings.Join(why, ", "))
 			}
-		}
-		if ok {
-			return true
+			return settled
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	r.say("failover: an event did not settle in %v:%s", settleWait, why)
-	return false
 }
 
 // leadingBefore reports whether participant id's last term event before

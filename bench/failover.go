@@ -267,5 +267,6 @@ func rest(n int, first ...int) []int {
 	return out
 }
 
-// settleWait is the longest an event may take to settle.
-const settleWait = 20 * time.Second
+// settleWait is the longest an event may take to settle: several session
+// timeouts and reconnects.
+const settleWait = 8 * time.Second

@@ -36,8 +36,12 @@ func (r *Report) printFailover(w io.Writer) {
 	_ = tw.Flush()
 	for _, s := range f.summaries() {
 		if s.Invalid > 0 {
-			fmt.Fprintf(w, "  %s %s %s: %d of %d events left out (the leader's session was not on the member hit, or the event did not settle in %v)\n",
-				s.Case, s.Recipe, s.Loss, s.Invalid, s.Events, settleWait)
+			fmt.Fprintf(w, "  %s %s %s: %d of %d events left out (the leader's session was not on the member hit)\n",
+				s.Case, s.Recipe, dash(s.Loss), s.Invalid, s.Events)
+		}
+		if s.Unsettled > 0 {
+			fmt.Fprintf(w, "  %s %s %s: %d of %d events did not settle in %v (no single leader, or a session still disconnected); their time without a leader runs to the end of the wait\n",
+				s.Case, s.Recipe, dash(s.Loss), s.Unsettled, s.Events, settleWait)
 		}
 	}
 }

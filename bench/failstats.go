@@ -29,9 +29,12 @@ type FailoverEvent struct {
 	// state change its client reported to the next connected one); -1 if
 	// it never was.
 	MovedMs float64 `json:"moved_ms"`
-	// Valid: the first leader's session was on the member the fault hit,
-	// and the event settled in time (always true for graceful and kill9).
+	// Valid: the first leader's session was on the member the fault hit
+	// (always true for graceful and kill9).
 	Valid bool `json:"valid"`
+	// Unsettled: the event was not over within settleWait (no single
+	// leader, a session still disconnected); GapMs then runs to its end.
+	Unsettled bool `json:"unsettled,omitempty"`
 }
 
 // record analyses one event of chain c from its participants' lines evs:
@@ -113,6 +116,7 @@ type failSummary struct {
 	Gaps, Changes      []float64 // of the valid events
 	Moved              []float64 // of the valid events whose leader's connection dropped
 	Events, Invalid    int
+	Unsettled          int
 	MaxOverlap         float64
 }
 
@@ -135,6 +139,9 @@ func (f *FailoverReport) summaries() []*failSummary {
 		if !e.Valid {
 			s.Invalid++
 			continue
+		}
+		if e.Unsettled {
+			s.Unsettled++
 		}
 		s.Gaps = append(s.Gaps, e.GapMs)
 		s.Changes = append(s.Changes, float64(e.Changes))

@@ -46,11 +46,11 @@ func DefaultConfig() Config {
 	return Config{
 		Reps: 6, Warm: 200 * time.Millisecond, Uncontended: 600 * time.Millisecond,
 		Contended: 1100 * time.Millisecond, Contenders: 8, Goroutines: 64,
-		Herd: []int{10, 100, 1000}, AllocRuns: 200, Census: 700 * time.Millisecond, Held: 100000,
+		Herd: []int{10, 100, 1000}, AllocRuns: 200, Census: 500 * time.Millisecond, Held: 100000,
 		RTTs:             []time.Duration{500 * time.Microsecond, 2 * time.Millisecond},
 		PhaseUncontended: 500 * time.Millisecond, PhaseContended: 750 * time.Millisecond,
 		Failover: FailoverConfig{Events: 30, SessionTimeout: time.Second,
-			LossLimits: []string{"0", "default", "-1"}, Quiet: 200 * time.Millisecond},
+			LossLimits: []string{"0", "default", "-1"}, Quiet: 150 * time.Millisecond},
 	}
 }
 

@@ -118,8 +118,9 @@ public final class CuratorFailover {
         }
 
         void start() {
-            leading.set(true);
-            emit("start", id, System.nanoTime());
+            if (leading.compareAndSet(false, true)) { // isLeader may be called again while leading
+                emit("start", id, System.nanoTime());
+            }
         }
 
         void end(String why) {
