@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -134,11 +135,13 @@ func diffGoal(name string, a, b []float64, stat func(a, b []float64) float64, li
 func (f *FailoverReport) noChangeGoal(rc, label string, s *failSummary) goalResult {
 	limit := f.lossMs(label)
 	within, changed := 0, 0
+	var whys []string
 	for _, e := range f.Events {
 		if e.Case == caseFollower && e.Recipe == rc && e.Loss == label && e.Valid && e.MovedMs >= 0 && e.MovedMs < limit {
 			within++
 			if e.Changes > 0 {
 				changed++
+				whys = append(whys, fmt.Sprintf("event %d, moved in %.0f ms, the term ended: %s", e.Event, e.MovedMs, dash(e.Why)))
 			}
 		}
 	}
@@ -154,6 +157,9 @@ func (f *FailoverReport) noChangeGoal(rc, label string, s *failSummary) goalResu
 	g.Detail = fmt.Sprintf("(%d of %d such events changed leader, of %d events", changed, within, len(s.Gaps))
 	if within > 0 && changed == 0 {
 		g.Detail += fmt.Sprintf("; the rate's 95%% upper bound %.1f%%", 100*(1-math.Pow(0.05, 1/float64(within))))
+	}
+	if len(whys) > 0 {
+		g.Detail += "; " + strings.Join(whys, "; ")
 	}
 	g.Detail += ")"
 	return g

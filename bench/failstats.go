@@ -32,6 +32,9 @@ type FailoverEvent struct {
 	// Valid: the first leader's session was on the member the fault hit
 	// (always true for graceful and kill9).
 	Valid bool `json:"valid"`
+	// Why is how the first leader's term ended, as its process reported
+	// it ("" if it did not end).
+	Why string `json:"why,omitempty"`
 	// Unsettled: the event was not over within settleWait (no single
 	// leader, a session still disconnected); GapMs then runs to its end.
 	Unsettled bool `json:"unsettled,omitempty"`
@@ -84,6 +87,9 @@ func (r *failoverRun) record(kase string, i int, c *lchain, evs []fevent, t0, tE
 			if live[ev.ID] {
 				live[ev.ID] = false
 				count--
+			}
+			if ev.ID == c.leader.id && e.Why == "" {
+				e.Why = ev.Why
 			}
 		case "conn":
 			if !faultCase(kase) || ev.ID != c.leader.id || ev.T < t0 || e.MovedMs >= 0 {
