@@ -2,7 +2,7 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all deps test unittest vet demo zk-start zk-stop zk-image bench bench-ab reliability reliability-negative reliability-containers soak fmt release
+.PHONY: all deps test unittest vet demo zk-start zk-stop zk-image bench bench-full bench-ab reliability reliability-negative reliability-containers soak fmt release
 
 all: test
 
@@ -51,9 +51,14 @@ zk-stop:
 zk-image:
 	@scripts/zk-image.sh >/dev/null
 
-## bench: zklock against Curator, kazoo, go-zookeeper and the ZooKeeper floors
+## bench: zklock against Curator, kazoo, go-zookeeper and the ZooKeeper floors,
+## and the time without a leader (< 15 min)
 bench: deps
 	@scripts/bench.sh
+
+## bench-full: the same with 10 longer repetitions and 60 failover events per case
+bench-full: deps
+	@BENCH_SIZE=full scripts/bench.sh
 
 ## bench-ab OLD=<rev>: this tree's locks against revision OLD's, interleaved on one server
 bench-ab: deps

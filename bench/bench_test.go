@@ -1,10 +1,14 @@
 package bench
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +22,10 @@ import (
 var (
 	full    = flag.Bool("bench.full", false, "run the full benchmark suite (make bench)")
 	outJSON = flag.String("bench.json", "", "write the raw numbers of -bench.full here (and the HTML report beside them)")
-	reps    = flag.Int("bench.reps", 0, "repetitions of -bench.full (0: DefaultConfig's)")
+	reps    = flag.Int("bench.reps", 0, "repetitions of -bench.full (0: the size's)")
+	size    = flag.String("bench.size", "default", "size of -bench.full: default (make bench) or full (make bench-full)")
+	rev     = flag.String("bench.rev", "", "the code measured, recorded in the report")
+	prev    = flag.String("bench.prev", "", "the previous run's raw numbers, for the intervals' honesty goal")
 )
 
 // serverOpts: ZooKeeper's own defaults where zktest's differ (tick 2s,
@@ -58,8 +65,26 @@ func server(t *testing.T, ensemble bool) Server {
 			}
 		}
 		srv.Ensemble = append(srv.Ensemble, e.Servers()[leader])
+		order := append(slices.Clone(srv.Ensemble[:0:0]), srv.Ensemble...)
+		srv.EnsembleFourLetter = func(i int, cmd string) (string, error) {
+			return e.FourLetter(slices.Index(e.Servers(), order[i]), cmd)
+		}
+		srv.Failover = func() *FaultEnsemble { return faultEnsemble(t) }
 	}
 	return srv
+}
+
+// failoverTick is the failover ensemble's tickTime: short, so that short
+// session timeouts are allowed (ZooKeeper's minimum is two ticks) and
+// expiry, checked once a tick, is prompt.
+const failoverTick = 100 * time.Millisecond
+
+// faultEnsemble starts the failover phase's 3-member ensemble (fsync on).
+func faultEnsemble(t *testing.T) *FaultEnsemble {
+	opts := append(serverOpts(t), zktest.WithTickTime(failoverTick), zktest.WithContainerCheckInterval(time.Second), zktest.WithHeap("256m"))
+	e := zktest.StartEnsemble(t, opts...)
+	return &FaultEnsemble{Servers: e.Servers(), Tick: failoverTick, Leader: e.Leader,
+		Stop: e.Stop, Start: e.Start, Kill: e.Kill, FourLetter: e.FourLetter}
 }
 
 // TestBench is `make bench`: the whole suite against a ZooKeeper of its own
@@ -70,11 +95,28 @@ func TestBench(t *testing.T) {
 	}
 	srv := server(t, true)
 	cfg := DefaultConfig()
+	switch *size {
+	case "default":
+	case "full":
+		cfg = FullConfig()
+	default:
+		t.Fatalf("-bench.size %q: want default or full", *size)
+	}
 	if *reps > 0 {
 		cfg.Reps = *reps
 	}
 	rep, err := Suite(cfg, srv, os.Stdout)
 	require.NoError(t, err)
+	rep.Revision = *rev
+	if *prev != "" {
+		p, err := ReadPrevious(*prev)
+		switch {
+		case err == nil:
+			rep.Previous = p
+		case !errors.Is(err, fs.ErrNotExist):
+			t.Logf("previous run %s not used: %v", *prev, err)
+		}
+	}
 	if *outJSON != "" {
 		require.NoError(t, rep.WriteJSON(*outJSON))
 		require.NoError(t, rep.WriteHTML(strings.TrimSuffix(*outJSON, ".json")+".html", filepath.Base(*outJSON)))
@@ -92,6 +134,7 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 		Herd: []int{3}, AllocRuns: 5, Census: 100 * time.Millisecond, Held: 50,
 		RTTs:             []time.Duration{2 * time.Millisecond},
 		PhaseUncontended: 100 * time.Millisecond, PhaseContended: 500 * time.Millisecond,
+		Failover: FailoverConfig{Events: 1, SessionTimeout: time.Second, LossLimits: []string{"0", "default"}, Quiet: 100 * time.Millisecond},
 	}
 	var log strings.Builder
 	rep, err := Suite(cfg, srv, &log)
@@ -167,19 +210,30 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 	} {
 		require.Contains(t, rep.Ratios, key)
 	}
+	checkCensus(t, rep)
+	checkFailover(t, rep.Failover)
 	var out strings.Builder
 	rep.Print(&out)
 	t.Log("\n" + out.String())
-	// The output ends with one RATIO line per ratio.
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	require.Greater(t, len(lines), len(rep.Ratios))
-	for _, l := range lines[len(lines)-len(rep.Ratios):] {
-		f := strings.Fields(l)
-		require.Len(t, f, 4, l)
-		require.Equal(t, "RATIO", f[0], l)
-		require.Contains(t, rep.Ratios, f[1]+" "+f[2], l)
-		require.True(t, strings.HasPrefix(f[2], "zklock/"), l)
+	// The output ends with one RATIO line per ratio, then the FAILOVER lines.
+	ratioLine := regexp.MustCompile(`^RATIO (\S+) (zklock/\S+) (\d+\.\d\d) \[(-inf|\d+\.\d\d), (\+inf|\d+\.\d\d)\]$`)
+	failLine := regexp.MustCompile(`^FAILOVER (\S+) (\S+) p50=\d+\.\d\d p99=\d+\.\d\d changes=\d+\.\d\d events=\d+( loss=\S+)?$`)
+	var ratioKeys []string
+	failovers := 0
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if m := ratioLine.FindStringSubmatch(l); m != nil {
+			require.Zero(t, failovers, "a RATIO line after the FAILOVER lines: %s", l)
+			ratioKeys = append(ratioKeys, m[1]+" "+m[2])
+			require.Contains(t, rep.Ratios, m[1]+" "+m[2], l)
+		}
+		if failLine.MatchString(l) {
+			failovers++
+		}
+		require.False(t, strings.HasPrefix(l, "RATIO ") && !ratioLine.MatchString(l), "bad RATIO line %q", l)
+		require.False(t, strings.HasPrefix(l, "FAILOVER ") && !failLine.MatchString(l), "bad FAILOVER line %q", l)
 	}
+	require.Len(t, ratioKeys, len(rep.Ratios))
+	require.Len(t, rep.Failover.summaries(), failovers)
 	dir := t.TempDir()
 	require.NoError(t, rep.WriteJSON(dir+"/bench.json"))
 	require.NoError(t, rep.WriteHTML(dir+"/bench.html", "bench.json"))
@@ -192,4 +246,59 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
+}
+
+// checkCensus: the census has a timeline's detail on both setups, with the
+// ensemble's requests spread over its members.
+func checkCensus(t *testing.T, rep *Report) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, rec := range rep.censusRows() {
+		c := rec.Census
+		key := rec.Target + " " + rec.Setup + " " + rec.Measure
+		seen[key] = true
+		require.Positive(t, c.Writes, key) // a create and a delete at least
+		require.NotNil(t, c.Path, key)
+		require.Positive(t, c.Path.Windows, key)
+		require.Positive(t, c.Path.Stages, key)
+		if rec.Setup == Ensemble && rec.Measure == censusPrefix+measureCont {
+			require.Len(t, c.ByMember, 3, key) // sessions spread over the members
+		}
+	}
+	for _, want := range []string{
+		"zklock-mutex standalone requests-uncontended", "zklock-mutex standalone requests-contended",
+		"curator-mutex standalone requests-contended", "go-zookeeper-lock standalone requests-contended",
+		"zklock-mutex ensemble requests-uncontended", "zklock-mutex ensemble requests-contended",
+		"curator-mutex ensemble requests-contended", "go-zookeeper-lock ensemble requests-contended",
+	} {
+		require.True(t, seen[want], "no census %s", want)
+	}
+}
+
+// checkFailover: every case ran every recipe, and the simple cases changed
+// the leader once.
+func checkFailover(t *testing.T, f *FailoverReport) {
+	t.Helper()
+	require.NotNil(t, f)
+	want := map[string][]string{
+		caseGraceful:   {recipeFloor, recipeZklockElection, recipeZklockLatch, recipeCuratorSelector, recipeCuratorLatch},
+		caseKill9:      {recipeZklockElection, recipeZklockLatch, recipeCuratorSelector, recipeCuratorLatch},
+		caseFollower:   {recipeZklockElection, recipeZklockLatch, recipeCuratorSelector, recipeCuratorLatch},
+		caseLeaderKill: {recipeZklockElection, recipeZklockLatch, recipeCuratorSelector, recipeCuratorLatch},
+	}
+	got := map[string]bool{}
+	for _, s := range f.summaries() {
+		got[s.Case+" "+s.Recipe] = true
+		require.Equal(t, 1, s.Events, "%s %s %s", s.Case, s.Recipe, s.Loss)
+		require.Zero(t, s.MaxOverlap, "%s %s %s: two leaders at once", s.Case, s.Recipe, s.Loss)
+		if s.Case == caseGraceful || s.Case == caseKill9 {
+			require.Equal(t, []float64{1}, s.Changes, "%s %s", s.Case, s.Recipe)
+			require.Positive(t, s.Gaps[0], "%s %s", s.Case, s.Recipe)
+		}
+	}
+	for c, rs := range want {
+		for _, r := range rs {
+			require.True(t, got[c+" "+r], "no failover %s %s", c, r)
+		}
+	}
 }

@@ -22,6 +22,7 @@ type goLocker interface {
 // A goClient is one ZooKeeper session of a Go library.
 type goClient interface {
 	locker(path string) (goLocker, error)
+	zkConn() *zk.Conn // the session's connection (for the census's hold markers)
 	close()
 }
 
@@ -67,6 +68,8 @@ func (c *zklockClient) locker(path string) (goLocker, error) {
 
 func (c *zklockClient) close() { _ = c.s.Close() }
 
+func (c *zklockClient) zkConn() *zk.Conn { return c.s.Conn() }
+
 type zklockLocker struct {
 	lockFn func(context.Context) (*zklock.Hold, error)
 	h      *zklock.Hold
@@ -93,11 +96,19 @@ func connectZK(server string) (*zk.Conn, error) { return connectZKDial(server, n
 
 // connectZKDial is connectZK through dial (nil: go-zookeeper's own).
 func connectZKDial(server string, dial zk.Dialer) (*zk.Conn, error) {
-	opt := zk.WithLogInfo(false)
-	if dial != nil {
-		opt = func(c *zk.Conn) { zk.WithLogInfo(false)(c); zk.WithDialer(dial)(c) }
+	return connectZKAll([]string{server}, dial)
+}
+
+// connectZKAll is connectZKDial to any of servers.
+func connectZKAll(servers []string, dial zk.Dialer) (*zk.Conn, error) {
+	opt := func(c *zk.Conn) {
+		zk.WithLogInfo(false)(c)
+		zk.WithLogger(silent{})(c) // the failover phase's faults make it complain
+		if dial != nil {
+			zk.WithDialer(dial)(c)
+		}
 	}
-	conn, ev, err := zk.Connect([]string{server}, sessionTimeout, opt)
+	conn, ev, err := zk.Connect(servers, sessionTimeout, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -111,10 +122,15 @@ func connectZKDial(server string, dial zk.Dialer) (*zk.Conn, error) {
 			}
 		case <-timeout:
 			conn.Close()
-			return nil, fmt.Errorf("bench: no session from %s", server)
+			return nil, fmt.Errorf("bench: no session from %v", servers)
 		}
 	}
 }
+
+// silent is a go-zookeeper logger that discards.
+type silent struct{}
+
+func (silent) Printf(string, ...any) {}
 
 func drain(ev <-chan zk.Event) {
 	for range ev { //nolint:revive // discard session events until the connection closes
@@ -124,6 +140,8 @@ func drain(ev <-chan zk.Event) {
 type zkClient struct{ conn *zk.Conn }
 
 func (c *zkClient) close() { c.conn.Close() }
+
+func (c *zkClient) zkConn() *zk.Conn { return c.conn }
 
 // goZKLock is go-zookeeper's zk.Lock.
 var goZKLock = goLib{name: "go-zookeeper-lock", open: func(server string) (goClient, error) {

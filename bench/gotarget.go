@@ -71,6 +71,22 @@ func (g *goTarget) Uncontended(server, path string, warm, dur time.Duration) (Ru
 // i on servers[i%len(servers)]), all on one lock, each acquiring and releasing at once, for dur. Ops counts the
 // acquisitions completed by the deadline; Lat holds their waits.
 func (g *goTarget) Contended(servers []string, path string, sessions, workers int, dur time.Duration) (Run, error) {
+	return g.contended(servers, path, sessions, workers, dur, 0)
+}
+
+// holdMarker is the node the census's held runs read (without waiting) the
+// moment each acquire returns: the relay takes the request as the moment
+// of the hold. It does not exist.
+const holdMarker = "/zklock-bench-hold-marker"
+
+// ContendedHeld is Contended with one goroutine per session, each holding
+// the lock for hold before it releases, and marking the moment it holds
+// with an exists request on holdMarker (which the census discounts).
+func (g *goTarget) ContendedHeld(servers []string, path string, sessions int, hold, dur time.Duration) (Run, error) {
+	return g.contended(servers, path, sessions, sessions, dur, hold)
+}
+
+func (g *goTarget) contended(servers []string, path string, sessions, workers int, dur, hold time.Duration) (Run, error) {
 	clients := make([]goClient, 0, sessions)
 	defer func() {
 		for _, c := range clients {
@@ -85,7 +101,10 @@ func (g *goTarget) Contended(servers []string, path string, sessions, workers in
 		clients = append(clients, c)
 	}
 	lockers := make([]goLocker, workers)
+	marks := make([]func(), workers)
 	for i := range lockers {
+		conn := clients[i%sessions].zkConn()
+		marks[i] = func() { go func() { _, _, _ = conn.Exists(holdMarker) }() }
 		l, err := clients[i%sessions].locker(path)
 		if err != nil {
 			return Run{}, err
@@ -107,7 +126,7 @@ func (g *goTarget) Contended(servers []string, path string, sessions, workers in
 	)
 	start := make(chan struct{})
 	var end time.Time
-	for _, l := range lockers {
+	for i, l := range lockers {
 		wg.Go(func() {
 			<-start
 			var mine []time.Duration
@@ -118,6 +137,10 @@ func (g *goTarget) Contended(servers []string, path string, sessions, workers in
 					break
 				}
 				t1 := time.Now()
+				if hold > 0 {
+					marks[i]()
+					time.Sleep(hold)
+				}
 				if err = l.unlock(); err != nil || t1.After(end) {
 					break
 				}

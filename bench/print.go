@@ -107,7 +107,7 @@ func (r *Report) Print(w io.Writer) {
 		for _, m := range []string{measureUnc, measureCont, measureGorout} {
 			var c *Record
 			for i := range recs {
-				if recs[i].Target == t && recs[i].Measure == censusPrefix+m {
+				if recs[i].Target == t && recs[i].Measure == censusPrefix+m && recs[i].Setup == Standalone {
 					c = &recs[i]
 				}
 			}
@@ -189,76 +189,33 @@ func (r *Report) Print(w io.Writer) {
 	}
 	_ = tw.Flush()
 
+	r.printCensus(w)
+	r.printFailover(w)
+
 	fmt.Fprintln(w)
 	r.printGoals(w)
-	fmt.Fprintf(w, "\nratios of median throughputs (zklock's mutex over each peer), %d interleaved repetitions; total time %v\n", r.Config.Reps, r.Elapsed.Round(time.Second))
+	fmt.Fprintf(w, "\nratios of throughputs (zklock's mutex over each peer): median of the %d per-repetition ratios [its %.0f%% interval, benchmath's distribution-free interval of the median]; total time %v\n",
+		r.Config.Reps, confidence*100, r.Elapsed.Round(time.Second))
+	ivs := r.ratioStats()
 	for _, l := range ratioLines(r.Records) {
-		if v, ok := r.Ratios[l.key]; ok {
-			fmt.Fprintf(w, "RATIO %s %.2f\n", l.key, v)
+		if iv, ok := ivs[l.key]; ok {
+			fmt.Fprintf(w, "RATIO %s %s\n", l.key, iv)
 		}
 	}
+	r.printFailoverLines(w)
 }
 
-// goals are issue 17's ratio goals: a RATIO key and its minimum.
-var goals = []struct {
-	key string
-	min float64
-}{
-	{"inprocess zklock/curator", 2.0}, {"inprocess zklock/floor", 1.0}, {"inprocess-rtt2ms zklock/curator", 5},
-	{"uncontended-rtt2ms zklock/curator", 1.5}, {"uncontended-rtt2ms zklock/pipelined-floor", 0.95},
-	{"uncontended zklock/curator", 1.2}, {"uncontended zklock/floor", 0.95},
-	{"contended zklock/curator", 1.0}, {"contended zklock/listed-floor", 0.9},
-	{"contended-rtt2ms zklock/curator", 1.0}, {"contended-rtt2ms zklock/listed-floor", 0.9},
+// String formats iv as "x [lo, hi]" (±inf for an unbounded end).
+func (iv Interval) String() string {
+	return fmt.Sprintf("%s [%s, %s]", bound(iv.X), bound(iv.Lo), bound(iv.Hi))
 }
 
-// heapGoal is the heap+stack per waiting goroutine goal (go-zookeeper's
-// figure when the goal was set), in bytes; zklock must also be at most
-// go-zookeeper's figure of the same run.
-const heapGoal = 4500
-
-func mark(ok bool) string {
-	if ok {
-		return "met"
+func bound(x float64) string {
+	switch {
+	case unbounded(x) && x < 0:
+		return "-inf"
+	case unbounded(x):
+		return "+inf"
 	}
-	return "NOT MET"
-}
-
-// herdRecord returns target's herd of n waiters (the last, if several).
-func (r *Report) herdRecord(target string, n int) (Record, bool) {
-	var out Record
-	found := false
-	for _, rec := range r.Records {
-		if rec.Target == target && rec.Measure == measureHerd && rec.Waiters == n {
-			out, found = rec, true
-		}
-	}
-	return out, found
-}
-
-func (r *Report) printGoals(w io.Writer) {
-	for _, g := range goals {
-		v, ok := r.Ratios[g.key]
-		fmt.Fprintf(w, "goal %-44s >= %.2f: %s (%.2f)\n", g.key, g.min, mark(ok && v >= g.min), v)
-	}
-	nLo, nHi := 0, 0
-	if len(r.Config.Herd) > 0 {
-		nLo, nHi = slices.Min(r.Config.Herd), slices.Max(r.Config.Herd)
-	}
-	lo, okLo := r.herdRecord(ZklockMutex, nLo)
-	hi, okHi := r.herdRecord(ZklockMutex, nHi)
-	gozk, _ := r.herdRecord(GoZKLock, nHi)
-	// "The same": no more than 5% (plus rounding) more at the largest herd.
-	fmt.Fprintf(w, "goal herd requests/handoff flat (%d vs %d waiters): %s (%.2f vs %.2f)\n",
-		nLo, nHi, mark(okLo && okHi && hi.RequestsPerHandoff <= lo.RequestsPerHandoff*1.05+0.05), lo.RequestsPerHandoff, hi.RequestsPerHandoff)
-	// Judged on the herd run again: the first run of a size also grows the
-	// runtime's pools, which it never shrinks and the next run reuses.
-	again, gozkAgain := hi.HeapPerWaiterAgain, gozk.HeapPerWaiterAgain
-	fmt.Fprintf(w, "goal heap+stack per waiting goroutine <= %d B and <= go-zookeeper's (%d waiters, the herd again): %s (%.0f vs go-zookeeper %.0f; first run %.0f vs %.0f)\n",
-		heapGoal, nHi, mark(okHi && again != 0 && again <= heapGoal && (gozkAgain == 0 || again <= gozkAgain)), again, gozkAgain, hi.HeapPerWaiter, gozk.HeapPerWaiter)
-	for _, rec := range r.Records {
-		if rec.Measure == measureHeld {
-			fmt.Fprintf(w, "goal %d held locks on one session <= 1024 B and 0 goroutines each: %s (%.0f B, %.4f goroutines; the Mutex value itself %.0f B more)\n",
-				rec.Waiters, mark(rec.HeapPerHeld <= 1024 && rec.GoroutinesPerHeld < 1.0/float64(rec.Waiters)), rec.HeapPerHeld, rec.GoroutinesPerHeld, rec.HeapPerMutex)
-		}
-	}
+	return fmt.Sprintf("%.2f", x)
 }

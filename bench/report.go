@@ -55,7 +55,8 @@ th { background: #f5f5f5; } td.name, th.name { text-align: left; }
 td.good { background: #c8e6c9; } td.fair { background: #fff9c4; } td.bad { background: #ffcdd2; }
 .charts { display: flex; flex-wrap: wrap; gap: 12px; }
 .chart { border: 1px solid #e0e0e0; padding: 4px; }
-.met { color: #2e7d32; font-weight: bold; } .notmet { color: #c62828; font-weight: bold; }
+.met { color: #2e7d32; font-weight: bold; } .notmet { color: #c62828; font-weight: bold; } .unresolved { color: #f57f17; font-weight: bold; }
+small { color: #555; }
 .legend span { display: inline-block; margin-right: 1.2em; }
 .legend i { display: inline-block; width: 12px; height: 12px; margin-right: 4px; vertical-align: middle; }
 </style>
@@ -63,8 +64,8 @@ td.good { background: #c8e6c9; } td.fair { background: #fff9c4; } td.bad { backg
 <body>
 <h1>zklock benchmarks</h1>
 `)
-	fmt.Fprintf(&b, "<p>Run started %s, took %v; medians of %d interleaved repetitions. Raw numbers: <a href=\"%s\">%s</a>.</p>\n",
-		esc(r.Started.Format(time.RFC3339)), r.Elapsed.Round(time.Second), r.Config.Reps, esc(jsonName), esc(jsonName))
+	fmt.Fprintf(&b, "<p>Run started %s, took %v; medians of %d interleaved repetitions; code %s. Raw numbers: <a href=\"%s\">%s</a>.</p>\n",
+		esc(r.Started.Format(time.RFC3339)), r.Elapsed.Round(time.Second), r.Config.Reps, esc(dash(r.Revision)), esc(jsonName), esc(jsonName))
 	b.WriteString("<p>Workloads: <b>uncontended</b> (one session, acquire+release cycles), <b>contended</b> (" +
 		fmt.Sprint(r.Config.Contenders) + " sessions, one goroutine each), <b>inprocess</b> (" + fmt.Sprint(r.Config.Goroutines) +
 		" goroutines on one session); -rttN: through a proxy adding N ms per round trip; ensemble-: against a 3-member ensemble, sessions spread over members. " +
@@ -72,17 +73,11 @@ td.good { background: #c8e6c9; } td.fair { background: #fff9c4; } td.bad { backg
 		"<b>pipelined-floor</b> = create and list sent together, then delete; <b>listed-floor</b> = delete → notification → list → next holds.</p>\n")
 	b.WriteString(legend())
 
-	b.WriteString("<h2 id=\"ratios\">Where zklock stands: zklock's throughput over each peer's</h2>\n")
+	b.WriteString("<h2 id=\"ratios\">Where zklock stands: zklock's throughput over each peer's</h2>\n<p>Each cell: the median of the per-repetition ratios (repetition i of zklock over repetition i of the peer) and its 95% interval, benchmath's distribution-free interval of a median (as benchstat prints; it needs 6 repetitions or more).</p>\n")
 	r.ratioTable(&b)
-	b.WriteString("<h2 id=\"goals\">Goals</h2>\n<ul>\n")
-	var goalText strings.Builder
-	r.printGoals(&goalText)
-	for _, line := range strings.Split(strings.TrimSpace(goalText.String()), "\n") {
-		line = strings.Join(strings.Fields(strings.TrimPrefix(line, "goal ")), " ")
-		e := esc(line)
-		e = strings.Replace(e, ": NOT MET", ": "+goalMark(false), 1)
-		e = strings.Replace(e, ": met", ": "+goalMark(true), 1)
-		fmt.Fprintf(&b, "<li>%s</li>\n", e)
+	b.WriteString("<h2 id=\"goals\">Goals</h2>\n<p>Judged on 95% intervals: met only when the whole interval clears the goal, NOT MET only when it is wholly on the wrong side, otherwise unresolved, with the repetitions (or events) that would resolve it if they spread as these did.</p>\n<ul>\n")
+	for _, g := range r.goalResults() {
+		fmt.Fprintf(&b, "<li>%s: %s %s</li>\n", esc(g.Name), goalMark(g.Verdict), esc(g.Detail))
 	}
 	b.WriteString("</ul>\n")
 
@@ -101,15 +96,21 @@ td.good { background: #c8e6c9; } td.fair { background: #fff9c4; } td.bad { backg
 	for _, m := range []string{measureUnc, measureCont, measureGorout} {
 		b.WriteString("<div class=\"chart\">" + r.rttChart(m) + "</div>\n")
 	}
-	b.WriteString("</div>\n</body>\n</html>\n")
+	b.WriteString("</div>\n")
+	r.censusHTML(&b)
+	r.failoverHTML(&b)
+	b.WriteString("</body>\n</html>\n")
 	return b.String()
 }
 
-func goalMark(ok bool) string {
-	if ok {
+func goalMark(verdict string) string {
+	switch verdict {
+	case Met:
 		return `<span class="met">met</span>`
+	case NotMet:
+		return `<span class="notmet">NOT MET</span>`
 	}
-	return `<span class="notmet">NOT MET</span>`
+	return `<span class="unresolved">unresolved</span>`
 }
 
 func legend() string {
@@ -131,10 +132,12 @@ func (r *Report) ratioTable(b *strings.Builder) {
 		fmt.Fprintf(b, "<th>zklock/%s</th>", esc(c))
 	}
 	b.WriteString("</tr>\n")
+	ivs := r.ratioStats()
 	for _, w := range r.workloads() {
 		fmt.Fprintf(b, "<tr><td class=\"name\"><a href=\"#w-%s\">%s</a></td>", esc(w.name), esc(w.name))
 		for _, c := range cols {
-			v, ok := r.Ratios[w.name+" zklock/"+c]
+			iv, ok := ivs[w.name+" zklock/"+c]
+			v := iv.X
 			class := "bad"
 			switch {
 			case !ok:
@@ -144,7 +147,11 @@ func (r *Report) ratioTable(b *strings.Builder) {
 			case v >= 0.9:
 				class = "fair"
 			}
-			fmt.Fprintf(b, "<td class=\"%s\">%s</td>", class, num(v, ok, "%.2f"))
+			cell := num(v, ok, "%.2f")
+			if ok {
+				cell += fmt.Sprintf("<br/><small>[%s, %s]</small>", bound(iv.Lo), bound(iv.Hi))
+			}
+			fmt.Fprintf(b, "<td class=\"%s\">%s</td>", class, cell)
 		}
 		b.WriteString("</tr>\n")
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -81,6 +82,13 @@ func checkHTML(t *testing.T, path string, rep *Report) {
 	for _, id := range []string{"ratios", "goals", "herd", "rtt"} {
 		require.True(t, ids[id], "no section %s", id)
 	}
+	require.Equal(t, len(rep.censusRows()) > 0, ids["census"], "the census section")
+	if f := rep.Failover; f != nil {
+		require.True(t, ids["failover"], "no failover section")
+		for _, s := range f.summaries() {
+			require.True(t, ids["f-"+s.Case], "no failover chart for %s", s.Case)
+		}
+	}
 }
 
 // TestReportHTML renders the page from a small fixed report and checks it.
@@ -96,10 +104,24 @@ func TestReportHTML(t *testing.T) {
 		got = append(got, w.name)
 	}
 	require.Equal(t, want, got)
+	rep.Failover = &FailoverReport{SessionTimeout: time.Second, Tick: 100 * time.Millisecond, LossLimits: []string{"0"}}
+	for i := range 6 {
+		for _, c := range failoverCases {
+			rep.Failover.Events = append(rep.Failover.Events,
+				FailoverEvent{Case: c, Recipe: recipeZklockElection, Loss: "0ms", Event: i, GapMs: 5 + float64(i), Changes: 1, MovedMs: -1, Valid: true},
+				FailoverEvent{Case: c, Recipe: recipeCuratorSelector, Event: i, GapMs: 9 + float64(i), Changes: 1, MovedMs: -1, Valid: true})
+		}
+	}
+	rep.Records = append(rep.Records, Record{Target: ZklockMutex, Measure: censusPrefix + measureCont, Setup: Ensemble, RequestsPerHandoff: 5,
+		Census: &CensusDetail{Reads: 3, Writes: 2, ByMember: map[string][2]float64{"leader": {1, 0.7}, "follower1": {2, 1.3}},
+			Path: &PathCensus{Windows: 10, Waited: 1, Stages: 1, WaitedOps: map[string]float64{"getChildren2": 1}}}})
 	path := t.TempDir() + "/bench.html"
 	require.NoError(t, rep.WriteHTML(path, "bench.json"))
 	checkHTML(t, path, &rep)
 	page := rep.HTML("bench.json")
+	for _, s := range []string{"follower1 2.00/1.30", "getChildren2=1.00", "curator-selector", "11.50 <small>[9.00, 14.00]</small>"} {
+		require.Contains(t, page, s)
+	}
 	// Every peer's bar and every ratio is on the page.
 	for _, s := range []string{ZklockMutex, CuratorMutex, GoZKLock, KazooLock, FloorPipelined, FloorListed,
 		"against waiters", "against round trip"} {

@@ -31,20 +31,37 @@ type Config struct {
 	RTTs             []time.Duration
 	PhaseUncontended time.Duration
 	PhaseContended   time.Duration
+
+	// Failover sizes the failover phase (Events 0: none).
+	Failover FailoverConfig
 }
 
-// DefaultConfig is what `make bench` runs: about eleven minutes on a
-// 2-core machine. Five short repetitions rather than three long ones: on a
-// shared machine the noise comes in bursts, which a median of five rides
-// out better.
+// DefaultConfig is what `make bench` runs: about thirteen minutes on a
+// 2-core machine. Six short repetitions: the fewest for which benchmath
+// gives a 95% interval of a median (with six, the slowest and the fastest
+// repetition's ratio), and on a shared machine the noise comes in bursts,
+// which many short repetitions ride out better than a few long ones. The
+// failover phase takes about four of the thirteen minutes.
 func DefaultConfig() Config {
 	return Config{
-		Reps: 5, Warm: 200 * time.Millisecond, Uncontended: 800 * time.Millisecond,
-		Contended: 1500 * time.Millisecond, Contenders: 8, Goroutines: 64,
-		Herd: []int{10, 100, 1000}, AllocRuns: 200, Census: time.Second, Held: 100000,
+		Reps: 6, Warm: 200 * time.Millisecond, Uncontended: 600 * time.Millisecond,
+		Contended: 1100 * time.Millisecond, Contenders: 8, Goroutines: 64,
+		Herd: []int{10, 100, 1000}, AllocRuns: 200, Census: 500 * time.Millisecond, Held: 100000,
 		RTTs:             []time.Duration{500 * time.Microsecond, 2 * time.Millisecond},
-		PhaseUncontended: 700 * time.Millisecond, PhaseContended: time.Second,
+		PhaseUncontended: 500 * time.Millisecond, PhaseContended: 750 * time.Millisecond,
+		Failover: FailoverConfig{Events: 30, SessionTimeout: time.Second,
+			LossLimits: []string{"0", "default", "-1"}, Quiet: 150 * time.Millisecond},
 	}
+}
+
+// FullConfig is what `make bench-full` runs: ten longer repetitions and 60
+// events per failover case, about 25 minutes.
+func FullConfig() Config {
+	c := DefaultConfig()
+	c.Reps, c.Uncontended, c.Contended, c.Census = 10, 800*time.Millisecond, 1500*time.Millisecond, time.Second
+	c.PhaseUncontended, c.PhaseContended = 700*time.Millisecond, time.Second
+	c.Failover.Events = 60
+	return c
 }
 
 // Server is what a suite runs against: a standalone ZooKeeper server and,
@@ -60,6 +77,12 @@ type Server struct {
 	// first (nil: no ensemble phase). Sessions are spread over them in
 	// turn; single-session runs use the first.
 	Ensemble []string
+	// EnsembleFourLetter sends a four-letter word to Ensemble[i].
+	EnsembleFourLetter func(i int, cmd string) (string, error)
+	// Failover starts the failover phase's ensemble, whose members it
+	// stops and kills (nil: no failover phase). It is called once, from
+	// the goroutine that runs Suite, when the phase begins.
+	Failover func() *FaultEnsemble
 }
 
 // Delayer is a proxy with a per-direction delay (zktest.Proxy.SetDelay).
@@ -101,14 +124,15 @@ type Record struct {
 	*Run     `json:"run,omitempty"`
 	Requests map[string]int `json:"requests,omitempty"` // herd: by opcode
 
-	RequestsPerHandoff      float64 `json:"requests_per_handoff,omitempty"`
-	NotificationsPerHandoff float64 `json:"notifications_per_handoff,omitempty"`
-	AllocsPerCycle          float64 `json:"allocs_per_cycle,omitempty"`
-	HeapPerWaiter           float64 `json:"heap_bytes_per_waiter,omitempty"`       // herd: its first run at this size in the process
-	HeapPerWaiterAgain      float64 `json:"heap_bytes_per_waiter_again,omitempty"` // herd: the same herd run again
-	HeapPerHeld             float64 `json:"heap_bytes_per_held,omitempty"`         // held: Waiters locks held at once
-	HeapPerMutex            float64 `json:"heap_bytes_per_mutex,omitempty"`        // held: each Mutex value, before it is locked
-	GoroutinesPerHeld       float64 `json:"goroutines_per_held,omitempty"`         // held
+	RequestsPerHandoff      float64       `json:"requests_per_handoff,omitempty"`
+	NotificationsPerHandoff float64       `json:"notifications_per_handoff,omitempty"`
+	AllocsPerCycle          float64       `json:"allocs_per_cycle,omitempty"`
+	HeapPerWaiter           float64       `json:"heap_bytes_per_waiter,omitempty"`       // herd: its first run at this size in the process
+	HeapPerWaiterAgain      float64       `json:"heap_bytes_per_waiter_again,omitempty"` // herd: the same herd run again
+	HeapPerHeld             float64       `json:"heap_bytes_per_held,omitempty"`         // held: Waiters locks held at once
+	HeapPerMutex            float64       `json:"heap_bytes_per_mutex,omitempty"`        // held: each Mutex value, before it is locked
+	GoroutinesPerHeld       float64       `json:"goroutines_per_held,omitempty"`         // held
+	Census                  *CensusDetail `json:"census,omitempty"`                      // requests-uncontended, requests-contended
 }
 
 // Report is everything one suite run measured.
@@ -117,8 +141,27 @@ type Report struct {
 	Elapsed time.Duration      `json:"elapsed_ns"`
 	Config  Config             `json:"config"`
 	Records []Record           `json:"records"`
-	Ratios  map[string]float64 `json:"ratios"` // "<workload> zklock/<peer>"
-	Mntr    string             `json:"mntr_after"`
+	Ratios  map[string]float64 `json:"ratios"` // "<workload> zklock/<peer>": Intervals' X
+
+	// Intervals holds each ratio with its 95% interval, by the same keys.
+	Intervals map[string]Interval `json:"ratio_intervals,omitempty"`
+	Mntr      string              `json:"mntr_after"`
+
+	// Revision names the code measured (scripts/bench.sh: the commit, and
+	// a digest of the uncommitted changes).
+	Revision string `json:"revision,omitempty"`
+	// Previous is the run before this one (scripts/bench.sh keeps it),
+	// which the intervals' honesty goal is judged against.
+	Previous *Previous `json:"previous,omitempty"`
+	// Failover is the failover phase's outcome.
+	Failover *FailoverReport `json:"failover,omitempty"`
+}
+
+// Previous is what the honesty goal needs of an earlier run.
+type Previous struct {
+	Started   time.Time           `json:"started"`
+	Revision  string              `json:"revision"`
+	Intervals map[string]Interval `json:"ratio_intervals"`
 }
 
 // Names of the targets the ratio lines compare.
@@ -331,7 +374,16 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 	if srv.FourLetter != nil {
 		rep.Mntr, _ = srv.FourLetter("mntr")
 	}
-	rep.Ratios = ratios(rep.Records)
+	if cfg.Failover.Events > 0 && srv.Failover != nil {
+		say("failover phase: %d events per case, session timeout %v", cfg.Failover.Events, cfg.Failover.SessionTimeout)
+		f, err := failover(cfg.Failover, srv.Failover(), say)
+		if err != nil {
+			return nil, err
+		}
+		rep.Failover = f
+	}
+	rep.Intervals = ratioIntervals(rep.Records)
+	rep.Ratios = ratios(rep.Intervals)
 	rep.Elapsed = time.Since(began)
 	return rep, nil
 }
@@ -553,15 +605,37 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// ratios are the RATIO lines' numbers: ratios of median throughputs.
-func ratios(recs []Record) map[string]float64 {
-	out := map[string]float64{}
-	for _, l := range ratioLines(recs) {
-		a, okA := medianOf(recs, l.cell, ZklockMutex, l.measure, perSec)
-		b, okB := medianOf(recs, l.cell, l.peer.target, floorMeasure(l.peer.target, l.measure), perSec)
-		if okA && okB && b > 0 {
-			out[l.key] = a / b
+// perRep is f of the runs of one target and measure in setting c, by
+// repetition.
+func perRep(recs []Record, c cellOf, target, measure string, f func(*Run) float64) map[int]float64 {
+	out := map[int]float64{}
+	for _, r := range recs {
+		if r.Target == target && r.Measure == measure && r.Run != nil && r.Setup == c.setup && r.RTTms == c.rtt {
+			out[r.Rep] = f(r.Run)
 		}
+	}
+	return out
+}
+
+// ratioIntervals are the RATIO lines' figures: per line, the median of the
+// per-repetition throughput ratios with its 95% interval (see Interval).
+func ratioIntervals(recs []Record) map[string]Interval {
+	out := map[string]Interval{}
+	for _, l := range ratioLines(recs) {
+		a := perRep(recs, l.cell, ZklockMutex, l.measure, perSec)
+		b := perRep(recs, l.cell, l.peer.target, floorMeasure(l.peer.target, l.measure), perSec)
+		if xs := pairedRatios(a, b); len(xs) > 0 {
+			out[l.key] = medianInterval(xs)
+		}
+	}
+	return out
+}
+
+// ratios are the RATIO lines' central figures (Interval.X).
+func ratios(ivs map[string]Interval) map[string]float64 {
+	out := make(map[string]float64, len(ivs))
+	for k, iv := range ivs {
+		out[k] = iv.X
 	}
 	return out
 }

@@ -3,13 +3,20 @@
 # the ZooKeeper floors. The suite starts its own servers (fsync on): a
 # standalone server, measured directly and through a proxy adding 0.5 ms and
 # 2 ms per round trip, and a 3-member ensemble. About eleven minutes on a
-# 2-core machine.
+# 2-core machine, plus the failover phase on a second ensemble with a short
+# tick. About thirteen minutes on a 2-core machine.
 #   scripts/bench.sh                 the suite; raw numbers in .tmp/bench.json,
-#                                    the charts in .tmp/bench.html beside it
+#                                    the charts in .tmp/bench.html beside it; the
+#                                    run before is kept as .tmp/bench.prev.json, and
+#                                    the intervals' honesty goal is judged against it
 #   BENCH_JSON=path scripts/bench.sh write them elsewhere (the page: same name, .html)
+#   BENCH_SIZE=full                  make bench-full: 10 longer repetitions, 60
+#                                    failover events per case (about 25 minutes)
 #   BENCH_CPUPROFILE=path            also write a Go CPU profile of the run
-# Prints progress, the tables, the goals, and ends with one line per ratio:
-#   RATIO <workload> zklock/<peer> <x.xx>
+# Prints progress, the tables, the goals, and ends with one line per ratio
+# and one per failover case, recipe and loss limit:
+#   RATIO <workload> zklock/<peer> <x.xx> [<lo>, <hi>]
+#   FAILOVER <case> <recipe> p50=<ms> p99=<ms> changes=<n> events=<n> [loss=<limit>]
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,7 +28,17 @@ bin="$root/.tmp/bench.test"
 start=$(date +%s)
 
 "$GO" test -c -o "$bin" ./bench
-args=(-test.run '^TestBench$' -test.count 1 -test.timeout 30m -bench.full -bench.json "$json")
+# The code measured: the commit, and a digest of any uncommitted change.
+rev=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+if ! git diff --quiet HEAD 2>/dev/null; then
+	rev="$rev+$(git diff HEAD | sha256sum | cut -c1-12)"
+fi
+prev="${json%.json}.prev.json"
+if [[ -f "$json" ]]; then
+	mv "$json" "$prev"
+fi
+args=(-test.run '^TestBench$' -test.count 1 -test.timeout 60m -bench.full -bench.json "$json"
+	-bench.size "${BENCH_SIZE:-default}" -bench.rev "$rev" -bench.prev "$prev")
 if [[ -n "${BENCH_CPUPROFILE:-}" ]]; then
 	args+=(-test.cpuprofile "$BENCH_CPUPROFILE")
 fi

@@ -1,0 +1,208 @@
+package bench
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
+)
+
+// FailoverReport is what the failover phase measured.
+type FailoverReport struct {
+	SessionTimeout time.Duration   `json:"session_timeout_ns"`
+	Tick           time.Duration   `json:"tick_ns"`     // the ensemble's tickTime
+	LossLimits     []string        `json:"loss_limits"` // zklock's, as FailoverConfig has them
+	Elapsed        time.Duration   `json:"elapsed_ns"`
+	Events         []FailoverEvent `json:"events"`
+}
+
+// FailoverEvent is one recipe's outcome of one event.
+type FailoverEvent struct {
+	Case    string  `json:"case"`
+	Recipe  string  `json:"recipe"`
+	Loss    string  `json:"loss,omitempty"` // zklock's loss limit (lossLabel)
+	Event   int     `json:"event"`
+	GapMs   float64 `json:"gap_ms"`     // time without a live term, from the event on
+	Changes int     `json:"changes"`    // terms started after the event
+	Overlap float64 `json:"overlap_ms"` // time with two live terms (a safety violation)
+	// MovedMs is how long the first leader's connection was down (from the
+	// state change its client reported to the next connected one); -1 if
+	// it never was.
+	MovedMs float64 `json:"moved_ms"`
+	// Valid: the first leader's session was on the member the fault hit
+	// (always true for graceful and kill9).
+	Valid bool `json:"valid"`
+	// Why is how the first leader's term ended, as its process reported
+	// it ("" if it did not end).
+	Why string `json:"why,omitempty"`
+	// Unsettled: the event was not over within settleWait (no single
+	// leader, a session still disconnected); GapMs then runs to its end.
+	Unsettled bool `json:"unsettled,omitempty"`
+}
+
+// record analyses one event of chain c from its participants' lines evs:
+// the leader led at t0 (when the event began) and, if killed, its term
+// ended then (its process can say nothing more).
+func (r *failoverRun) record(kase string, i int, c *lchain, evs []fevent, t0, tEnd int64, killed, valid bool) {
+	e := FailoverEvent{Case: kase, Recipe: c.v.recipe, Loss: lossLabel(c.v.loss, r.cfg.SessionTimeout), Event: i, MovedMs: -1, Valid: valid}
+	var mine []fevent
+	for _, ev := range evs {
+		if ev.ID == c.leader.id || ev.ID == c.waiter.id {
+			mine = append(mine, ev)
+		}
+	}
+	slices.SortStableFunc(mine, func(a, b fevent) int { return cmp.Compare(a.T, b.T) })
+	live := map[string]bool{c.leader.id: !killed}
+	count := len(live)
+	if killed {
+		count = 0
+	}
+	cur := t0
+	var gap, overlap int64
+	advance := func(t int64) {
+		t = min(max(t, t0), tEnd)
+		if t > cur {
+			switch {
+			case count == 0:
+				gap += t - cur
+			case count > 1:
+				overlap += t - cur
+			}
+			cur = t
+		}
+	}
+	var down int64 = -1
+	for _, ev := range mine {
+		advance(ev.T)
+		switch ev.Ev {
+		case "start":
+			if !live[ev.ID] {
+				live[ev.ID] = true
+				count++
+				if ev.T > t0 {
+					e.Changes++
+				}
+			}
+		case "end":
+			if live[ev.ID] {
+				live[ev.ID] = false
+				count--
+			}
+			if ev.ID == c.leader.id && e.Why == "" {
+				e.Why = ev.Why
+			}
+		case "conn":
+			if !faultCase(kase) || ev.ID != c.leader.id || ev.T < t0 || e.MovedMs >= 0 {
+				continue
+			}
+			switch {
+			case down < 0 && !connectedState(ev.State):
+				down = ev.T
+			case down >= 0 && connectedState(ev.State):
+				e.MovedMs = ms64(ev.T - down)
+			}
+		}
+	}
+	advance(tEnd)
+	if down >= 0 && e.MovedMs < 0 { // never back within the event
+		e.MovedMs = ms64(tEnd - down)
+	}
+	e.GapMs, e.Overlap = ms64(gap), ms64(overlap)
+	r.rep.Events = append(r.rep.Events, e)
+}
+
+// faultCase: the cases that hit a ZooKeeper member.
+func faultCase(kase string) bool { return kase == caseFollower || kase == caseLeaderKill }
+
+func ms64(ns int64) float64 { return float64(ns) / float64(time.Millisecond) }
+
+// failSummary is one FAILOVER line: a case, a recipe, a loss limit.
+type failSummary struct {
+	Case, Recipe, Loss string
+	Gaps, Changes      []float64 // of the valid events
+	Moved              []float64 // of the valid events whose leader's connection dropped
+	Events, Invalid    int
+	Unsettled          int
+	MaxOverlap         float64
+}
+
+// summaries groups the events into FAILOVER lines, in print order.
+func (f *FailoverReport) summaries() []*failSummary {
+	var out []*failSummary
+	find := func(e FailoverEvent) *failSummary {
+		for _, s := range out {
+			if s.Case == e.Case && s.Recipe == e.Recipe && s.Loss == e.Loss {
+				return s
+			}
+		}
+		s := &failSummary{Case: e.Case, Recipe: e.Recipe, Loss: e.Loss}
+		out = append(out, s)
+		return s
+	}
+	for _, e := range f.Events {
+		s := find(e)
+		s.Events++
+		if !e.Valid {
+			s.Invalid++
+			continue
+		}
+		if e.Unsettled {
+			s.Unsettled++
+		}
+		s.Gaps = append(s.Gaps, e.GapMs)
+		s.Changes = append(s.Changes, float64(e.Changes))
+		if e.MovedMs >= 0 {
+			s.Moved = append(s.Moved, e.MovedMs)
+		}
+		s.MaxOverlap = math.Max(s.MaxOverlap, e.Overlap)
+	}
+	order := func(s *failSummary) int { return slices.Index(failoverCases, s.Case) }
+	slices.SortStableFunc(out, func(a, b *failSummary) int { return cmp.Compare(order(a), order(b)) })
+	return out
+}
+
+// summary returns the line of case, recipe and loss label, if measured.
+func (f *FailoverReport) summary(kase, recipe, loss string) (*failSummary, bool) {
+	for _, s := range f.summaries() {
+		if s.Case == kase && s.Recipe == recipe && s.Loss == loss {
+			return s, len(s.Gaps) > 0
+		}
+	}
+	return nil, false
+}
+
+// pctl is the nearest-rank percentile p (0..100) of xs, 0 if empty.
+func pctl(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(float64(len(s))*p/100+0.5) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+// lossMs is a loss label's limit in milliseconds (+Inf for "expiry").
+func (f *FailoverReport) lossMs(label string) float64 {
+	for _, l := range f.LossLimits {
+		if lossLabel(l, f.SessionTimeout) == label {
+			if label == "expiry" {
+				return math.Inf(1)
+			}
+			return ms64(int64(lossDuration(l, f.SessionTimeout)))
+		}
+	}
+	return 0
+}
+
+// lossDuration is a loss limit's duration (negative for "expiry").
+func lossDuration(l string, timeout time.Duration) time.Duration {
+	if l == "default" {
+		return timeout * 2 / 3
+	}
+	d, err := time.ParseDuration(l + "ms")
+	if err != nil {
+		return 0
+	}
+	return d
+}

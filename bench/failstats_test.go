@@ -1,0 +1,122 @@
+package bench
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestFailoverRecord: the time without a leader, the changes and the
+// overlap of one event, from its participants' lines (times in ms).
+func TestFailoverRecord(t *testing.T) {
+	ms := func(x float64) int64 { return int64(x * float64(time.Millisecond)) }
+	ev := func(kind, id string, at float64, state string) fevent {
+		return fevent{Ev: kind, ID: id, T: ms(at), State: state}
+	}
+	for _, tc := range []struct {
+		name     string
+		kase     string
+		killed   bool
+		evs      []fevent
+		gap      float64
+		changes  int
+		overlap  float64
+		moved    float64
+		endAtEnd float64
+	}{
+		{"graceful: the leader's end to the next one's start", caseGraceful, false,
+			[]fevent{ev("end", "a", 10, ""), ev("start", "b", 13, ""), ev("left", "a", 14, "")}, 3, 1, 0, -1, 100},
+		{"kill9: the kill to the next one's start", caseKill9, true,
+			[]fevent{ev("start", "b", 900, "")}, 900, 1, 0, -1, 1000},
+		{"follower-restart within the loss limit: no change", caseFollower, false,
+			[]fevent{ev("conn", "a", 1, "suspended"), ev("conn", "a", 20, "connected")}, 0, 0, 0, 19, 500},
+		{"a flap: lost, then led again after the waiter", caseLeaderKill, false,
+			[]fevent{ev("conn", "a", 1, "SUSPENDED"), ev("end", "a", 5, ""), ev("start", "b", 30, ""), ev("conn", "a", 40, "RECONNECTED"),
+				ev("end", "b", 50, ""), ev("start", "a", 52, "")}, 27, 2, 0, 39, 500},
+		{"two leaders at once", caseFollower, false,
+			[]fevent{ev("start", "b", 3, ""), ev("end", "a", 5, "")}, 0, 1, 2, -1, 100},
+		{"never back: no leader until the event's end", caseLeaderKill, false,
+			[]fevent{ev("conn", "a", 10, "suspended"), ev("end", "a", 10, "")}, 90, 0, 0, 90, 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &failoverRun{cfg: FailoverConfig{SessionTimeout: time.Second}, rep: &FailoverReport{}}
+			c := &lchain{v: variant{recipe: recipeZklockElection, loss: "0"}, leader: &fpart{id: "a"}, waiter: &fpart{id: "b"}}
+			evs := append([]fevent{ev("start", "x", 1, "")}, tc.evs...) // another chain's line
+			r.record(tc.kase, 0, c, evs, 0, ms(tc.endAtEnd), tc.killed, true)
+			e := r.rep.Events[0]
+			require.InDelta(t, tc.gap, e.GapMs, 1e-6)
+			require.Equal(t, tc.changes, e.Changes)
+			require.InDelta(t, tc.overlap, e.Overlap, 1e-6)
+			require.InDelta(t, tc.moved, e.MovedMs, 1e-6)
+			require.Equal(t, "0ms", e.Loss)
+		})
+	}
+}
+
+// TestFailoverGoals: the failover goals' verdicts, met, not met and
+// unresolved.
+func TestFailoverGoals(t *testing.T) {
+	events := func(kase, recipe, loss string, gaps []float64, changes []int, moved float64) []FailoverEvent {
+		var out []FailoverEvent
+		for i, g := range gaps {
+			out = append(out, FailoverEvent{Case: kase, Recipe: recipe, Loss: loss, Event: i, GapMs: g, Changes: changes[i%len(changes)], MovedMs: moved, Valid: true})
+		}
+		return out
+	}
+	rep := func(evs ...[]FailoverEvent) *FailoverReport {
+		f := &FailoverReport{SessionTimeout: time.Second, Tick: 100 * time.Millisecond, LossLimits: []string{"0", "default"}}
+		for _, e := range evs {
+			f.Events = append(f.Events, e...)
+		}
+		return f
+	}
+	n := func(x float64, k int) []float64 {
+		out := make([]float64, k)
+		for i := range out {
+			out[i] = x + float64(i%3)*0.1
+		}
+		return out
+	}
+	find := func(gs []goalResult, prefix string) goalResult {
+		for _, g := range gs {
+			if len(g.Name) >= len(prefix) && g.Name[:len(prefix)] == prefix {
+				return g
+			}
+		}
+		t.Fatalf("no goal %q in %v", prefix, gs)
+		return goalResult{}
+	}
+	for _, tc := range []struct {
+		name, goal, verdict string
+		f                   *FailoverReport
+	}{
+		{"graceful within 2 ms of the floor", "failover graceful zklock-election median gap - floor's", Met,
+			rep(events(caseGraceful, recipeFloor, "", n(4, 12), []int{1}, -1), events(caseGraceful, recipeZklockElection, "0ms", n(5, 12), []int{1}, -1))},
+		{"graceful 5 ms behind the floor", "failover graceful zklock-election median gap - floor's", NotMet,
+			rep(events(caseGraceful, recipeFloor, "", n(4, 12), []int{1}, -1), events(caseGraceful, recipeZklockElection, "0ms", n(9, 12), []int{1}, -1))},
+		{"graceful: too few events", "failover graceful zklock-election median gap - floor's", Unresolved,
+			rep(events(caseGraceful, recipeFloor, "", n(4, 3), []int{1}, -1), events(caseGraceful, recipeZklockElection, "0ms", n(9, 3), []int{1}, -1))},
+		{"kill9 within a tick of the session timeout", "failover kill9 zklock-election", Met,
+			rep(events(caseKill9, recipeZklockElection, "0ms", n(900, 30), []int{1}, -1))},
+		{"kill9 late", "failover kill9 zklock-election", NotMet,
+			rep(events(caseKill9, recipeZklockElection, "0ms", n(1300, 30), []int{1}, -1))},
+		{"follower-restart: no change within the loss limit", "failover follower-restart zklock-latch loss=666ms", Met,
+			rep(events(caseFollower, recipeZklockLatch, "666ms", n(0, 30), []int{0}, 20))},
+		{"follower-restart: a change within the loss limit", "failover follower-restart zklock-latch loss=666ms", NotMet,
+			rep(events(caseFollower, recipeZklockLatch, "666ms", n(0, 30), []int{0, 0, 1}, 20))},
+		{"follower-restart: never moved within the loss limit", "failover follower-restart zklock-latch loss=666ms", Unresolved,
+			rep(events(caseFollower, recipeZklockLatch, "666ms", n(0, 30), []int{1}, 900))},
+		{"leader-kill: no more changes than Curator", "failover leader-kill zklock-latch loss=666ms", Met,
+			rep(events(caseLeaderKill, recipeZklockLatch, "666ms", n(500, 30), []int{1}, 900), events(caseLeaderKill, recipeCuratorLatch, "", n(600, 30), []int{1}, 900))},
+		{"leader-kill: more changes than Curator", "failover leader-kill zklock-latch loss=666ms", NotMet,
+			rep(events(caseLeaderKill, recipeZklockLatch, "666ms", n(500, 30), []int{2}, 900), events(caseLeaderKill, recipeCuratorLatch, "", n(600, 30), []int{1}, 900))},
+		{"leader-kill: sometimes more, sometimes fewer", "failover leader-kill zklock-latch loss=666ms", Unresolved,
+			rep(events(caseLeaderKill, recipeZklockLatch, "666ms", n(500, 30), []int{0, 2, 1}, 900), events(caseLeaderKill, recipeCuratorLatch, "", n(600, 30), []int{1}, 900))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := find(tc.f.goals(), tc.goal)
+			require.Equal(t, tc.verdict, g.Verdict, "%s: %s", g.Name, g.Detail)
+		})
+	}
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklock/zklock"
+)
+
+// errLeave ends a LeaderElection's Run: a function that returns an error
+// while leader stops the requeueing.
+var errLeave = errors.New("leave")
+
+// session opens participant id's zklock session, reporting its states.
+func session(id string, c joinConfig) (*zklock.Session, error) {
+	var s *zklock.Session
+	var ready sync.WaitGroup // s is set before the observer reads it
+	ready.Add(1)
+	opts := []zklock.SessionOption{
+		zklock.WithSessionTimeout(c.timeout),
+		zklock.WithZKOptions(zk.WithHostProvider(newOrdered(c.servers)), zk.WithLogInfo(false)),
+		zklock.WithObserver(func(ev zklock.Event) {
+			if ev.Kind != zklock.EventState {
+				return
+			}
+			t := mono()
+			go func() { // the observer must not block
+				ready.Wait()
+				event("conn", id, t, "state", ev.State.String(), "server", s.Conn().Server())
+			}()
+		}),
+	}
+	if c.loss != nil {
+		opts = append(opts, zklock.WithLossLimit(*c.loss))
+	}
+	s, err := zklock.Connect(c.servers, opts...)
+	ready.Done()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.WaitConnected(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	event("session", id, 0, "sid", fmt.Sprintf("0x%x", s.ID()), "server", s.Conn().Server())
+	return s, nil
+}
+
+// term reports one term's start and, once, its end.
+type term struct {
+	id    string
+	once  sync.Once
+	ended chan struct{}
+}
+
+func startTerm(id string) *term {
+	event("start", id, 0)
+	return &term{id: id, ended: make(chan struct{})}
+}
+
+func (t *term) end(why string) {
+	t.once.Do(func() {
+		event("end", t.id, 0, "why", why)
+		close(t.ended)
+	})
+}
+
+// base is what every participant has: its session, the goroutine running
+// it, and the leave signal.
+type base struct {
+	id     string
+	s      *zklock.Session
+	cancel context.CancelFunc
+	leaveC chan struct{}
+	done   chan struct{}
+	mu     sync.Mutex
+	cur    *term // the live term, nil when not leading
+}
+
+func (b *base) setTerm(t *term) {
+	b.mu.Lock()
+	b.cur = t
+	b.mu.Unlock()
+}
+
+// leave ends the live term (reported now, before anything is released),
+// then stops the participant and closes its session.
+func (b *base) leave() {
+	b.mu.Lock()
+	t := b.cur
+	b.mu.Unlock()
+	if t != nil {
+		t.end("leave")
+	}
+	close(b.leaveC)
+	<-b.done
+	_ = b.s.Close()
+}
+
+func (b *base) close() {
+	b.cancel()
+	<-b.done
+	_ = b.s.Close()
+}
+
+func newBase(id string, s *zklock.Session) (*base, context.Context) {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &base{id: id, s: s, cancel: cancel, leaveC: make(chan struct{}), done: make(chan struct{})}, ctx
+}
+
+func joinElection(id string, c joinConfig) (participant, error) {
+	s, err := session(id, c)
+	if err != nil {
+		return nil, err
+	}
+	e, err := zklock.NewLeaderElection(s, c.path, id, zklock.WithRequeue())
+	if err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	b, ctx := newBase(id, s)
+	go func() {
+		defer close(b.done)
+		err := e.Run(ctx, func(tctx context.Context, _ *zklock.Leadership) error {
+			t := startTerm(id)
+			b.setTerm(t)
+			defer b.setTerm(nil)
+			select {
+			case <-tctx.Done():
+				t.end(context.Cause(tctx).Error())
+				return nil
+			case <-b.leaveC: // leave reported the end
+				return errLeave
+			}
+		})
+		if err != nil && !errors.Is(err, errLeave) && ctx.Err() == nil {
+			event("error", id, 0, "msg", err.Error())
+		}
+	}()
+	return b, nil
+}
+
+func joinLatch(id string, c joinConfig) (participant, error) {
+	s, err := session(id, c)
+	if err != nil {
+		return nil, err
+	}
+	l, err := zklock.NewLeaderLatch(s, c.path, id)
+	if err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	b, ctx := newBase(id, s)
+	if err := l.Start(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	go func() {
+		defer close(b.done)
+		defer func() { _ = l.Close() }()
+		for {
+			h, err := l.Await(ctx)
+			if err != nil {
+				return
+			}
+			t := startTerm(id)
+			b.setTerm(t)
+			select {
+			case <-h.Done():
+				t.end(h.Err().Error())
+				b.setTerm(nil)
+			case <-b.leaveC:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return b, nil
+}
