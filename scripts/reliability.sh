@@ -22,6 +22,7 @@ export PATH="$PATH:/usr/local/go/bin"
 mode="${1:-short}"
 out="${RELIABILITY_OUT:-$(mktemp -d /tmp/zklock-reliability-"$mode"-XXXXXX)}"
 mkdir -p "$out"
+out=$(cd "$out" && pwd) # a relative RELIABILITY_OUT is the caller's, not the test's directory
 log="$out/go-test.log"
 tags=()
 timeout=15m
