@@ -19,7 +19,7 @@ import (
 // ErrStale naming both tokens, and the stale transaction's own write rolls
 // back with it.
 func TestCheckContract(t *testing.T) {
-	eachLevel(t, true, func(t *testing.T, b backend, db *sql.DB, opts *sql.TxOptions) {
+	eachLevel(t, true, false, func(t *testing.T, b backend, db *sql.DB, opts *sql.TxOptions) {
 		ctx := t.Context()
 		require.NoError(t, fence.Setup(ctx, db))
 		require.NoError(t, fence.Setup(ctx, db), "Setup again")
@@ -73,7 +73,7 @@ func TestCheckContract(t *testing.T) {
 // not make another resource's smaller token stale, and several checks in
 // one transaction commit together.
 func TestCheckResourcesIndependent(t *testing.T) {
-	eachLevel(t, true, func(t *testing.T, b backend, db *sql.DB, opts *sql.TxOptions) {
+	eachLevel(t, true, false, func(t *testing.T, b backend, db *sql.DB, opts *sql.TxOptions) {
 		ctx := t.Context()
 		require.NoError(t, fence.Setup(ctx, db))
 		a, c := t.Name()+"/a", t.Name()+"/c"

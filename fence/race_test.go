@@ -37,10 +37,7 @@ type outcome struct {
 // transactions see of each other, not about surviving a power cut. SQLite
 // runs at one level: its driver begins every transaction the same way.
 func TestRaceNeverCommitsStaleLast(t *testing.T) {
-	eachLevel(t, false, func(t *testing.T, b backend, db *sql.DB, opts *sql.TxOptions) {
-		if b.name != "postgres" && opts.Isolation != sql.LevelSerializable {
-			t.Skip("SQLite: the same transactions as at LevelSerializable")
-		}
+	eachLevel(t, false, true, func(t *testing.T, b backend, db *sql.DB, opts *sql.TxOptions) {
 		ctx := t.Context()
 		require.NoError(t, fence.Setup(ctx, db))
 		_, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS register (resource TEXT PRIMARY KEY, token BIGINT NOT NULL)")
