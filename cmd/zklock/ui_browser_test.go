@@ -80,23 +80,20 @@ func liveText(t *testing.T, ctx context.Context) string {
 	return eval[string](t, ctx, `(document.getElementById("live") || document.body).innerText`)
 }
 
-// waitLive waits until the live part shows every one of want.
+// waitLive waits until the live part shows every one of want: the page
+// itself checks at each change of its DOM (chromedp's mutation polling),
+// for at most 20s.
 func waitLive(t *testing.T, ctx context.Context, want ...string) string {
 	t.Helper()
-	var s string
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		s = liveText(t, ctx)
-		ok := true
-		for _, w := range want {
-			ok = ok && strings.Contains(s, w)
-		}
-		if ok {
-			return s
-		}
-		time.Sleep(50 * time.Millisecond)
+	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	_, err := chromedp.Run(tctx, chromedp.PollFunction[bool](
+		`(want) => { const s = (document.getElementById("live") || document.body).innerText; return want.every(w => s.includes(w)); }`,
+		chromedp.WithPollingMutation(), chromedp.WithPollingArgs(want)))
+	s := liveText(t, ctx)
+	if err != nil {
+		t.Fatalf("the page (%s) never showed %q (%v); it shows:\n%s", eval[string](t, ctx, "location.href"), want, err, s)
 	}
-	t.Fatalf("the page (%s) never showed %q; it shows:\n%s", eval[string](t, ctx, "location.href"), want, s)
 	return s
 }
 
