@@ -59,8 +59,7 @@ type process struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan string
-	stderr *strings.Builder
-	mu     sync.Mutex
+	stderr stderrTail
 }
 
 // startCurator starts the Curator driver connected to connect.
@@ -88,10 +87,10 @@ func startKazoo(connect string) (*process, error) {
 }
 
 func startProcess(label string, argv ...string) (*process, error) {
-	p := &process{label: label, lines: make(chan string, 4), stderr: &strings.Builder{}}
+	p := &process{label: label, lines: make(chan string, 4)}
 	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.cmd.SysProcAttr = sysProcAttr()
-	p.cmd.Stderr = &lockedWriter{w: p.stderr, mu: &p.mu}
+	p.cmd.Stderr = &p.stderr
 	var err error
 	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
 		return nil, err
@@ -114,26 +113,29 @@ func startProcess(label string, argv ...string) (*process, error) {
 	line, err := p.read(startupWait)
 	if err != nil || line != "ready" {
 		p.close()
-		return nil, fmt.Errorf("bench: %s driver did not start (%q, %v): %s", label, line, err, p.stderrText())
+		return nil, fmt.Errorf("bench: %s driver did not start (%q, %v): %s", label, line, err, p.stderr.text())
 	}
 	return p, nil
 }
 
-type lockedWriter struct {
-	w  io.Writer
-	mu *sync.Mutex
+// stderrTail keeps what a peer process writes to its stderr, safe to read
+// while it writes.
+type stderrTail struct {
+	mu sync.Mutex
+	b  strings.Builder
 }
 
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
+func (t *stderrTail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.b.Write(b)
 }
 
-func (p *process) stderrText() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	s := p.stderr.String()
+// text returns the last 4,000 bytes written.
+func (t *stderrTail) text() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.b.String()
 	if len(s) > 4000 {
 		s = s[len(s)-4000:]
 	}
@@ -156,11 +158,11 @@ func (p *process) read(wait time.Duration) (string, error) {
 func (p *process) do(v any, args ...any) error {
 	cmd := strings.TrimSpace(fmt.Sprintln(args...))
 	if _, err := io.WriteString(p.stdin, cmd+"\n"); err != nil {
-		return fmt.Errorf("bench: %s driver: send %q: %w: %s", p.label, cmd, err, p.stderrText())
+		return fmt.Errorf("bench: %s driver: send %q: %w: %s", p.label, cmd, err, p.stderr.text())
 	}
 	line, err := p.read(replyWait)
 	if err != nil {
-		return fmt.Errorf("bench: %s driver: %q: %w: %s", p.label, cmd, err, p.stderrText())
+		return fmt.Errorf("bench: %s driver: %q: %w: %s", p.label, cmd, err, p.stderr.text())
 	}
 	var e struct {
 		Error string `json:"error"`

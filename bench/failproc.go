@@ -108,8 +108,7 @@ type leaderProc struct {
 	lang   string
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	mu     sync.Mutex
-	stderr strings.Builder
+	stderr stderrTail
 	done   chan struct{} // closed when its output has ended
 	killed bool
 }
@@ -154,7 +153,7 @@ func startLeaderProc(lang, bin string, log *eventLog) (*leaderProc, error) {
 	p := &leaderProc{lang: lang, done: make(chan struct{})}
 	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.cmd.SysProcAttr = sysProcAttr()
-	p.cmd.Stderr = &lockedWriter{w: &p.stderr, mu: &p.mu}
+	p.cmd.Stderr = &p.stderr
 	var err error
 	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
 		return nil, err
@@ -183,7 +182,7 @@ func startLeaderProc(lang, bin string, log *eventLog) (*leaderProc, error) {
 	mine := func(e fevent) bool { return e.proc == p }
 	if err := log.wait(from, startupWait, lang+" leader process start", func(e fevent) bool { return mine(e) && e.Ev == "ready" }); err != nil {
 		p.stop()
-		return nil, fmt.Errorf("%w: %s", err, p.stderrText())
+		return nil, fmt.Errorf("%w: %s", err, p.stderr.text())
 	}
 	// The clock check: the process's reading must fall between two of ours.
 	from = log.len()
@@ -205,16 +204,6 @@ func startLeaderProc(lang, bin string, log *eventLog) (*leaderProc, error) {
 		return nil, fmt.Errorf("bench: the %s leader process's clock (%d) is not CLOCK_MONOTONIC (%d..%d)", lang, t, t0, t1)
 	}
 	return p, nil
-}
-
-func (p *leaderProc) stderrText() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	s := p.stderr.String()
-	if len(s) > 4000 {
-		s = s[len(s)-4000:]
-	}
-	return s
 }
 
 // send writes one command line; a process that is gone ignores it.
