@@ -102,6 +102,21 @@ func newTimeline(name, title string, h *History, vs []Violation) *timeline {
 	if tl.t1 <= tl.t0 {
 		tl.t1 = tl.t0 + 1e9
 	}
+	tl.layLanes(tl.collect())
+	tl.rowFaults()
+	for _, v := range vs {
+		for _, id := range holdIDRe.FindAllString(v.Detail, -1) {
+			tl.inViolation[id] = true
+		}
+	}
+	tl.vspans = tl.spans()
+	return tl
+}
+
+// collect finds the workers (in the order they first appear), the locks
+// (numbered in name order, for their colours), which worker each session
+// and node is, and returns each worker's clients.
+func (tl *timeline) collect() map[string]map[int]bool {
 	clients := map[string]map[int]bool{}
 	addClient := func(w string, c int) {
 		if w == "" {
@@ -114,7 +129,7 @@ func newTimeline(name, title string, h *History, vs []Violation) *timeline {
 		clients[w][c] = true
 	}
 	var lockNames []string
-	for _, e := range h.Events {
+	for _, e := range tl.h.Events {
 		switch e.Kind {
 		case KindInvoke, KindOK, KindFail, KindLoss, KindRelease, KindState:
 			addClient(e.Worker, e.Client)
@@ -133,10 +148,16 @@ func newTimeline(name, title string, h *History, vs []Violation) *timeline {
 	for i, l := range lockNames {
 		tl.locks[l] = i
 	}
-	for _, a := range h.Acqs {
+	for _, a := range tl.h.Acqs {
 		tl.bySession[a.Session] = a.Worker
 		tl.byNode[a.Node] = a.Worker
 	}
+	return clients
+}
+
+// layLanes sorts the workers naturally and stacks their lanes, a sub-lane
+// per client in client order, 4 px between workers.
+func (tl *timeline) layLanes(clients map[string]map[int]bool) {
 	sort.Slice(tl.workers, func(i, j int) bool { return naturalLess(tl.workers[i], tl.workers[j]) })
 	y := 0
 	for _, w := range tl.workers {
@@ -154,9 +175,14 @@ func newTimeline(name, title string, h *History, vs []Violation) *timeline {
 		y += 4
 	}
 	tl.height = y
-	// Nemesis rows: faults that overlap go on separate rows.
+}
+
+// rowFaults puts each fault on a row of the nemesis band: faults that
+// overlap (with room for their labels) go on separate rows. The band is at
+// most 6 rows high; faults on later rows are drawn on its last.
+func (tl *timeline) rowFaults() {
 	var rowEnd []int64
-	for _, f := range h.Faults {
+	for _, f := range tl.h.Faults {
 		end := f.End
 		if end == math.MaxInt64 {
 			end = tl.t1
@@ -173,13 +199,6 @@ func newTimeline(name, title string, h *History, vs []Violation) *timeline {
 		tl.faultRow = append(tl.faultRow, r)
 	}
 	tl.nemRows = max(1, min(len(rowEnd), 6))
-	for _, v := range vs {
-		for _, id := range holdIDRe.FindAllString(v.Detail, -1) {
-			tl.inViolation[id] = true
-		}
-	}
-	tl.vspans = tl.spans()
-	return tl
 }
 
 // naturalLess orders "w2" before "w10" and "w1" before "w1.2".

@@ -60,26 +60,41 @@ func WriteTimeline(dir, name, title string, h *History, vs []Violation) (string,
 	}
 	tl := newTimeline(name, title, h, vs)
 	pages := tl.pagesFor()
-	for i, p := range pages {
-		var b strings.Builder
-		pageHead(&b, fmt.Sprintf("%s %s – %s", name, (&canvas{tl: tl}).sec(p.from), (&canvas{tl: tl}).sec(p.to)))
-		c := &canvas{tl: tl, from: p.from, to: p.to, b: &b}
-		fmt.Fprintf(&b, "<h1>%s: %s — %s to %s</h1>\n<nav>", esc(name), esc(title), c.sec(p.from), c.sec(p.to))
-		if i > 0 {
-			fmt.Fprintf(&b, `<a href="%s">← previous</a>`, pages[i-1].file)
-		}
-		fmt.Fprintf(&b, `<a href="%s">overview</a>`, TimelineFile)
-		if i+1 < len(pages) {
-			fmt.Fprintf(&b, `<a href="%s">next →</a>`, pages[i+1].file)
-		}
-		b.WriteString("</nav>\n")
-		tl.legend(&b)
-		c.detail(name + " " + p.file)
-		b.WriteString("</body></html>\n")
-		if err := os.WriteFile(filepath.Join(dir, p.file), []byte(b.String()), 0o644); err != nil {
+	for i := range pages {
+		if err := os.WriteFile(filepath.Join(dir, pages[i].file), []byte(tl.windowPage(pages, i)), 0o644); err != nil {
 			return "", err
 		}
 	}
+	path := filepath.Join(dir, TimelineFile)
+	return path, os.WriteFile(path, []byte(tl.mainPage(pages)), 0o644)
+}
+
+// windowPage is the HTML of window page i: every hold of its window, and
+// links to the pages before and after it and to the overview.
+func (tl *timeline) windowPage(pages []page, i int) string {
+	name, title, p := tl.name, tl.title, pages[i]
+	var b strings.Builder
+	c := &canvas{tl: tl, from: p.from, to: p.to, b: &b}
+	pageHead(&b, fmt.Sprintf("%s %s – %s", name, c.sec(p.from), c.sec(p.to)))
+	fmt.Fprintf(&b, "<h1>%s: %s — %s to %s</h1>\n<nav>", esc(name), esc(title), c.sec(p.from), c.sec(p.to))
+	if i > 0 {
+		fmt.Fprintf(&b, `<a href="%s">← previous</a>`, pages[i-1].file)
+	}
+	fmt.Fprintf(&b, `<a href="%s">overview</a>`, TimelineFile)
+	if i+1 < len(pages) {
+		fmt.Fprintf(&b, `<a href="%s">next →</a>`, pages[i+1].file)
+	}
+	b.WriteString("</nav>\n")
+	tl.legend(&b)
+	c.detail(name + " " + p.file)
+	b.WriteString("</body></html>\n")
+	return b.String()
+}
+
+// mainPage is the HTML of timeline.html: the run's numbers and verdict,
+// the overview, the violations and the links to the window pages.
+func (tl *timeline) mainPage(pages []page) string {
+	name, title, h, vs := tl.name, tl.title, tl.h, tl.vs
 	var b strings.Builder
 	pageHead(&b, name+" timeline")
 	c := &canvas{tl: tl, from: tl.t0, to: tl.t1, b: &b}
@@ -113,8 +128,7 @@ func WriteTimeline(dir, name, title string, h *History, vs []Violation) (string,
 	b.WriteString("</p>\n")
 	tl.legend(&b)
 	b.WriteString("</body></html>\n")
-	path := filepath.Join(dir, TimelineFile)
-	return path, os.WriteFile(path, []byte(b.String()), 0o644)
+	return b.String()
 }
 
 // WriteIndex writes dir/index.html: one row per result, linking its
@@ -210,17 +224,24 @@ func writeViolations(b *strings.Builder, tl *timeline, pages []page) {
 		}
 		if first && details < maxDetails {
 			details++
-			pad := max((to-v.From)/5, 100e6)
-			d := &canvas{tl: tl, from: max(tl.t0, v.From-pad), to: min(tl.t1, to+pad), b: b, focus: v, focusIDs: map[string]bool{}}
-			if d.to <= d.from {
-				d.to = d.from + 1
-			}
-			for _, hid := range holdIDRe.FindAllString(v.Detail, -1) {
-				d.focusIDs[hid] = true
-			}
-			d.detail(v.Checker + " " + id)
+			drawViolation(b, tl, v, to, id)
 		}
 		b.WriteString("</li>\n")
 	}
 	b.WriteString("</ul>\n")
+}
+
+// drawViolation draws v's own window, [v.From, to] and a fifth of it (at
+// least 100 ms) either side, with v and the holds its explanation names in
+// red; id is its anchor.
+func drawViolation(b *strings.Builder, tl *timeline, v *Violation, to int64, id string) {
+	pad := max((to-v.From)/5, 100e6)
+	d := &canvas{tl: tl, from: max(tl.t0, v.From-pad), to: min(tl.t1, to+pad), b: b, focus: v, focusIDs: map[string]bool{}}
+	if d.to <= d.from {
+		d.to = d.from + 1
+	}
+	for _, hid := range holdIDRe.FindAllString(v.Detail, -1) {
+		d.focusIDs[hid] = true
+	}
+	d.detail(v.Checker + " " + id)
 }

@@ -198,6 +198,20 @@ func (c *canvas) detail(caption string) {
 		tlWidth, total, esc(caption))
 	c.axis(tlAxis-6, true)
 	fmt.Fprintf(c.b, `<text class="wl" x="4" y="%d">nemesis</text><text class="wl vl" x="4" y="%d">violations</text>`+"\n", tlAxis+12, tlAxis+nemH+11)
+	c.drawLanes(ly)
+	c.drawFaults(tlAxis, ly, tl.height, func(w string) [2]int { return tl.wlanes[w] })
+	c.drawFails(ly)
+	c.drawHolds(ly)
+	c.drawStates(ly)
+	c.drawViolations(ly, tl.height, false, c.focus)
+	c.axis(ly+tl.height+6, false)
+	c.b.WriteString("</svg>\n")
+}
+
+// drawLanes draws each worker's lane, labelled, and its clients' labels;
+// the lanes start at ly.
+func (c *canvas) drawLanes(ly int) {
+	tl := c.tl
 	for _, w := range tl.workers {
 		r := tl.wlanes[w]
 		fmt.Fprintf(c.b, `<rect class="wb" x="0" y="%d" width="%d" height="%d"/>`, ly+r[0], tlWidth, r[1]-r[0])
@@ -207,8 +221,12 @@ func (c *canvas) detail(caption string) {
 		fmt.Fprintf(c.b, `<text class="cl" x="%d" y="%d">c%d</text>`, tlLeft-4, ly+ln.y+10, ln.client)
 	}
 	c.b.WriteString("\n")
-	c.drawFaults(tlAxis, ly, tl.height, func(w string) [2]int { return tl.wlanes[w] })
-	// Failed Lock calls: a grey wait ending in a cross.
+}
+
+// drawFails draws the failed Lock calls in the window: a grey wait ending
+// in a cross.
+func (c *canvas) drawFails(ly int) {
+	tl := c.tl
 	c.b.WriteString(`<g class="fails">`)
 	for id, o := range tl.h.Outcome {
 		if o.Kind != KindFail {
@@ -223,7 +241,14 @@ func (c *canvas) detail(caption string) {
 		fmt.Fprintf(c.b, `<line class="wait" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, c.x(inv.T), y, c.x(o.T), y)
 		fmt.Fprintf(c.b, `<text class="fx" x="%.1f" y="%.1f">×<title>%s</title></text>`, c.x(o.T)-3, y+4, esc(fmt.Sprintf("%s Lock on %s failed at %s: %s", id, o.Lock, c.sec(o.T), o.Err)))
 	}
-	c.b.WriteString("</g>\n<g class=\"holds\">")
+	c.b.WriteString("</g>\n")
+}
+
+// drawHolds draws every acquisition that keeps its lock busy at some time
+// in the window.
+func (c *canvas) drawHolds(ly int) {
+	tl := c.tl
+	c.b.WriteString(`<g class="holds">`)
 	for _, a := range tl.h.Acqs {
 		ln := tl.lanes[a.Worker+"/"+strconv.Itoa(a.Client)]
 		busy := a.End
@@ -238,7 +263,16 @@ func (c *canvas) detail(caption string) {
 		}
 		c.hold(a, ln, ly)
 	}
-	c.b.WriteString("</g>\n<g class=\"states\">")
+	c.b.WriteString("</g>\n")
+}
+
+// stateColors colours the session states; any other is grey.
+var stateColors = map[string]string{"suspended": "#f1a340", "expired": "#9467bd", "connected": "#2ca02c", "closed": "#999"}
+
+// drawStates marks each session state change in the window with a diamond.
+func (c *canvas) drawStates(ly int) {
+	tl := c.tl
+	c.b.WriteString(`<g class="states">`)
 	for _, e := range tl.h.Events {
 		if e.Kind != KindState || e.T < c.from || e.T > c.to {
 			continue
@@ -247,7 +281,7 @@ func (c *canvas) detail(caption string) {
 		if ln == nil {
 			continue
 		}
-		col := map[string]string{"suspended": "#f1a340", "expired": "#9467bd", "connected": "#2ca02c", "closed": "#999"}[e.Name]
+		col := stateColors[e.Name]
 		if col == "" {
 			col = "#999"
 		}
@@ -257,9 +291,6 @@ func (c *canvas) detail(caption string) {
 			esc(fmt.Sprintf("%s/%d session %#x %s at %s", e.Worker, e.Client, e.Session, e.Name, c.sec(e.T))))
 	}
 	c.b.WriteString("</g>\n")
-	c.drawViolations(ly, tl.height, false, c.focus)
-	c.axis(ly+tl.height+6, false)
-	c.b.WriteString("</svg>\n")
 }
 
 // hold draws one acquisition: its wait, its bar (labelled with its token),
@@ -280,24 +311,7 @@ func (c *canvas) hold(a *Acq, ln *lane, ly int) {
 	x0, x1 := c.x(a.Start), c.x(end)
 	w := max(x1-x0, 1)
 	col := lockColors[tl.locks[a.Lock]%len(lockColors)]
-	kind := "exclusive"
-	if a.Read {
-		kind = "shared"
-	}
-	outcome := "released at " + c.sec(a.RelT)
-	switch {
-	case a.Killed:
-		outcome = "process SIGKILLed at " + c.sec(a.End)
-	case a.Lost:
-		outcome = "lost at " + c.sec(a.LossT)
-		if a.Released {
-			outcome += ", released at " + c.sec(a.RelT)
-		}
-	case open:
-		outcome = "never ended"
-	}
-	title := fmt.Sprintf("%s %s %s token %d session %#x node %s\nwaited %s, held %s – %s (%s), %s",
-		a.ID, kind, a.Lock, a.Token, a.Session, a.Node, ms(a.Start-a.Invoke), c.sec(a.Start), c.sec(end), ms(end-a.Start), outcome)
+	title := c.holdTitle(a, end, open)
 	stroke := ""
 	if c.focus == nil && tl.inViolation[a.ID] || c.focus != nil && c.focusIDs[a.ID] {
 		stroke = ` stroke="#e00" stroke-width="2"`
@@ -326,74 +340,57 @@ func (c *canvas) hold(a *Acq, ln *lane, ly int) {
 	c.b.WriteString("</g>\n")
 }
 
+// holdTitle is a hold's tooltip: what it held, how long it waited and
+// held (until end; open if it never ended) and how it ended.
+func (c *canvas) holdTitle(a *Acq, end int64, open bool) string {
+	kind := "exclusive"
+	if a.Read {
+		kind = "shared"
+	}
+	outcome := "released at " + c.sec(a.RelT)
+	switch {
+	case a.Killed:
+		outcome = "process SIGKILLed at " + c.sec(a.End)
+	case a.Lost:
+		outcome = "lost at " + c.sec(a.LossT)
+		if a.Released {
+			outcome += ", released at " + c.sec(a.RelT)
+		}
+	case open:
+		outcome = "never ended"
+	}
+	return fmt.Sprintf("%s %s %s token %d session %#x node %s\nwaited %s, held %s – %s (%s), %s",
+		a.ID, kind, a.Lock, a.Token, a.Session, a.Node, ms(a.Start-a.Invoke), c.sec(a.Start), c.sec(end), ms(end-a.Start), outcome)
+}
+
+// The overview's rows: tlOverRow px per worker, cut into tlBin px bins.
+const (
+	tlOverRow = 16
+	tlBin     = 2.0
+)
+
 // overview draws the whole run: per worker, the share of its clients'
 // time spent holding, in 2 px bins; faults; violations (links to their
 // windows); and the window pages (links).
 func (c *canvas) overview(pages []page) {
 	tl := c.tl
-	rowH := 16
 	nemH := tl.nemRows * tlNemRow
 	ly := tlAxis + nemH + tlViolRow
-	lh := len(tl.workers) * rowH
+	lh := len(tl.workers) * tlOverRow
 	total := ly + lh + tlAxis + 14
 	fmt.Fprintf(c.b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" role="img" aria-label="overview">`+"\n", tlWidth, total)
 	c.axis(tlAxis-6, true)
 	fmt.Fprintf(c.b, `<text class="wl vl" x="4" y="%d">violations</text>`, tlAxis+nemH+11)
-	for i, p := range pages { // the window pages, alternately shaded, each a link
-		fill := "#f4f4f4"
-		if i%2 == 1 {
-			fill = "#e8e8e8"
-		}
-		fmt.Fprintf(c.b, `<a href="%s"><rect x="%.1f" y="%d" width="%.1f" height="12" fill="%s"><title>%s: %s – %s</title></rect></a>`,
-			p.file, c.x(p.from), ly+lh+tlAxis, max(c.x(p.to)-c.x(p.from), 1), fill, p.file, c.sec(p.from), c.sec(p.to))
-	}
-	fmt.Fprintf(c.b, `<text class="wl" x="4" y="%d">pages</text>`, ly+lh+tlAxis+10)
+	c.drawPageStrips(pages, ly+lh+tlAxis)
 	fmt.Fprintf(c.b, `<text class="wl" x="4" y="%d">nemesis</text>`+"\n", tlAxis+12)
-	const bin = 2.0
-	nb := int((tlWidth-tlLeft-tlRight)/bin) + 1
-	per := float64(c.to-c.from) / float64(nb)
-	for wi, w := range tl.workers {
-		held := make([]float64, nb)
-		nc := 0
-		for _, ln := range tl.lanes {
-			if ln.worker == w {
-				nc++
-			}
-		}
-		for _, a := range tl.h.Acqs {
-			if a.Worker != w {
-				continue
-			}
-			end := a.End
-			if end == math.MaxInt64 {
-				end = tl.t1
-			}
-			for i := int(float64(a.Start-c.from) / per); i < nb && float64(i)*per+float64(c.from) < float64(end); i++ {
-				lo := max(float64(a.Start), float64(c.from)+float64(i)*per)
-				hi := min(float64(end), float64(c.from)+float64(i+1)*per)
-				if hi > lo {
-					held[i] += (hi - lo) / per
-				}
-			}
-		}
-		y := ly + wi*rowH
-		fmt.Fprintf(c.b, `<rect class="wb" x="0" y="%d" width="%d" height="%d"/><text class="wl" x="4" y="%d">%s</text>`, y, tlWidth, rowH-2, y+11, esc(w))
-		for i, v := range held {
-			if v <= 0 {
-				continue
-			}
-			op := min(1, v/float64(max(nc, 1))*1.5+0.15)
-			fmt.Fprintf(c.b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="#4e79a7" opacity="%.2f"/>`, tlLeft+float64(i)*bin, y+1, bin, rowH-4, op)
-		}
-		c.b.WriteString("\n")
-	}
 	row := map[string]int{}
 	for i, w := range tl.workers {
+		c.drawShares(w, ly+i*tlOverRow)
 		row[w] = i
 	}
-	c.drawFaults(tlAxis, ly, lh, func(w string) [2]int { return [2]int{row[w] * rowH, row[w]*rowH + rowH - 2} })
+	c.drawFaults(tlAxis, ly, lh, func(w string) [2]int { return [2]int{row[w] * tlOverRow, row[w]*tlOverRow + tlOverRow - 2} })
 	for _, a := range tl.h.Acqs { // losses and kills
-		y := ly + row[a.Worker]*rowH
+		y := ly + row[a.Worker]*tlOverRow
 		switch {
 		case a.Killed:
 			fmt.Fprintf(c.b, `<text class="kx" x="%.1f" y="%d">✕<title>%s: process SIGKILLed while holding (token %d) at %s</title></text>`, c.x(a.End)-4, y+12, esc(a.ID), a.Token, c.sec(a.End))
@@ -404,4 +401,63 @@ func (c *canvas) overview(pages []page) {
 	c.drawViolations(ly, lh, true, nil)
 	c.axis(ly+lh+6, false)
 	c.b.WriteString("</svg>\n")
+}
+
+// drawPageStrips draws the window pages at y, alternately shaded, each a
+// link, and their row's label.
+func (c *canvas) drawPageStrips(pages []page, y int) {
+	for i, p := range pages {
+		fill := "#f4f4f4"
+		if i%2 == 1 {
+			fill = "#e8e8e8"
+		}
+		fmt.Fprintf(c.b, `<a href="%s"><rect x="%.1f" y="%d" width="%.1f" height="12" fill="%s"><title>%s: %s – %s</title></rect></a>`,
+			p.file, c.x(p.from), y, max(c.x(p.to)-c.x(p.from), 1), fill, p.file, c.sec(p.from), c.sec(p.to))
+	}
+	fmt.Fprintf(c.b, `<text class="wl" x="4" y="%d">pages</text>`, y+10)
+}
+
+// drawShares draws worker w's overview row at y: each bin darker the more
+// of its clients' time in it was spent holding.
+func (c *canvas) drawShares(w string, y int) {
+	nc := 0
+	for _, ln := range c.tl.lanes {
+		if ln.worker == w {
+			nc++
+		}
+	}
+	fmt.Fprintf(c.b, `<rect class="wb" x="0" y="%d" width="%d" height="%d"/><text class="wl" x="4" y="%d">%s</text>`, y, tlWidth, tlOverRow-2, y+11, esc(w))
+	for i, v := range c.held(w) {
+		if v <= 0 {
+			continue
+		}
+		op := min(1, v/float64(max(nc, 1))*1.5+0.15)
+		fmt.Fprintf(c.b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="#4e79a7" opacity="%.2f"/>`, tlLeft+float64(i)*tlBin, y+1, tlBin, tlOverRow-4, op)
+	}
+	c.b.WriteString("\n")
+}
+
+// held returns, for each bin of the overview, how much of it worker w's
+// holds cover, summed over its clients (in bin lengths).
+func (c *canvas) held(w string) []float64 {
+	nb := int((tlWidth-tlLeft-tlRight)/tlBin) + 1
+	per := float64(c.to-c.from) / float64(nb)
+	held := make([]float64, nb)
+	for _, a := range c.tl.h.Acqs {
+		if a.Worker != w {
+			continue
+		}
+		end := a.End
+		if end == math.MaxInt64 {
+			end = c.tl.t1
+		}
+		for i := int(float64(a.Start-c.from) / per); i < nb && float64(i)*per+float64(c.from) < float64(end); i++ {
+			lo := max(float64(a.Start), float64(c.from)+float64(i)*per)
+			hi := min(float64(end), float64(c.from)+float64(i+1)*per)
+			if hi > lo {
+				held[i] += (hi - lo) / per
+			}
+		}
+	}
+	return held
 }
