@@ -36,10 +36,16 @@ const TimelineFile = "timeline.html"
 // WindowAnchor names a time window of a history in a timeline URL:
 // "t=<from>-<to>", seconds since t0 with millisecond precision.
 func WindowAnchor(t0, from, to int64) string {
+	return fmt.Sprintf("t=%.3f-%.3f", float64(from-t0)/1e9, float64(windowEnd(from, to)-t0)/1e9)
+}
+
+// windowEnd is where a window [from, to] of a violation ends: at from
+// when to is open (MaxInt64) or before from.
+func windowEnd(from, to int64) int64 {
 	if to == math.MaxInt64 || to < from {
-		to = from
+		return from
 	}
-	return fmt.Sprintf("t=%.3f-%.3f", float64(from-t0)/1e9, float64(to-t0)/1e9)
+	return to
 }
 
 // Start returns the time of the history's first event (0 if empty).
@@ -69,6 +75,9 @@ func (h *History) See(dir string, v Violation) string {
 	return p + "#" + WindowAnchor(h.Start(), v.From, v.To)
 }
 
+// laneKey names client c of worker w in timeline.lanes.
+func laneKey(w string, c int) string { return w + "/" + strconv.Itoa(c) }
+
 // lane is one client's sub-lane.
 type lane struct {
 	worker string
@@ -82,7 +91,7 @@ type timeline struct {
 	vs          []Violation
 	t0, t1      int64
 	workers     []string
-	lanes       map[string]*lane // "worker/client"
+	lanes       map[string]*lane // by laneKey
 	wlanes      map[string][2]int
 	locks       map[string]int    // lock path -> color index
 	bySession   map[int64]string  // session -> worker
@@ -168,7 +177,7 @@ func (tl *timeline) layLanes(clients map[string]map[int]bool) {
 		sort.Ints(cs)
 		top := y
 		for _, c := range cs {
-			tl.lanes[w+"/"+strconv.Itoa(c)] = &lane{worker: w, client: c, y: y}
+			tl.lanes[laneKey(w, c)] = &lane{worker: w, client: c, y: y}
 			y += tlSubLane
 		}
 		tl.wlanes[w] = [2]int{top, y}
@@ -183,11 +192,7 @@ func (tl *timeline) layLanes(clients map[string]map[int]bool) {
 func (tl *timeline) rowFaults() {
 	var rowEnd []int64
 	for _, f := range tl.h.Faults {
-		end := f.End
-		if end == math.MaxInt64 {
-			end = tl.t1
-		}
-		end = max(end, f.Start+int64(float64(tl.t1-tl.t0)/tlWidth*60)) // room for the label
+		end := max(tl.orEnd(f.End), f.Start+int64(float64(tl.t1-tl.t0)/tlWidth*60)) // room for the label
 		r := 0
 		for r < len(rowEnd) && rowEnd[r] > f.Start {
 			r++
@@ -199,6 +204,14 @@ func (tl *timeline) rowFaults() {
 		tl.faultRow = append(tl.faultRow, r)
 	}
 	tl.nemRows = max(1, min(len(rowEnd), 6))
+}
+
+// orEnd returns t, or the history's end if t is open (MaxInt64).
+func (tl *timeline) orEnd(t int64) int64 {
+	if t == math.MaxInt64 {
+		return tl.t1
+	}
+	return t
 }
 
 // naturalLess orders "w2" before "w10" and "w1" before "w1.2".
@@ -274,11 +287,7 @@ func (tl *timeline) spans() []vspan {
 		if v.From == 0 && v.To == 0 {
 			continue
 		}
-		to := v.To
-		if to == math.MaxInt64 || to < v.From {
-			to = v.From
-		}
-		ws = append(ws, vspan{from: v.From, to: to, n: 1, anchor: WindowAnchor(tl.t0, v.From, v.To), checkers: []string{v.Checker}, detail: v.Checker + ": " + v.Detail})
+		ws = append(ws, vspan{from: v.From, to: windowEnd(v.From, v.To), n: 1, anchor: WindowAnchor(tl.t0, v.From, v.To), checkers: []string{v.Checker}, detail: v.Checker + ": " + v.Detail})
 	}
 	sort.SliceStable(ws, func(i, j int) bool { return ws[i].from < ws[j].from })
 	var out []vspan

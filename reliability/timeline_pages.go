@@ -7,7 +7,6 @@ package reliability
 import (
 	"bufio"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -212,10 +211,7 @@ func writeViolations(b *strings.Builder, tl *timeline, pages []page) {
 			b.WriteString("(the state left after every client closed)</li>\n")
 			continue
 		}
-		to := v.To
-		if to == math.MaxInt64 || to < v.From {
-			to = v.From
-		}
+		to := windowEnd(v.From, v.To)
 		fmt.Fprintf(b, "[%s] ", esc(id))
 		for _, p := range pages {
 			if p.to >= v.From && p.from <= to {

@@ -111,10 +111,7 @@ func niceStep(d float64) float64 {
 func (c *canvas) drawFaults(y0, ly, lh int, rows func(w string) [2]int) {
 	c.b.WriteString(`<g class="faults">`)
 	for i, f := range c.tl.h.Faults {
-		end := f.End
-		if end == math.MaxInt64 {
-			end = c.tl.t1
-		}
+		end := c.tl.orEnd(f.End)
 		if end < c.from || f.Start > c.to {
 			continue
 		}
@@ -174,11 +171,7 @@ func (c *canvas) drawViolations(ly, lh int, link bool, focus *Violation) {
 		}
 	}
 	if v := focus; v != nil {
-		to := v.To
-		if to == math.MaxInt64 || to < v.From {
-			to = v.From
-		}
-		x0, x1 := c.x(v.From), c.x(to)
+		x0, x1 := c.x(v.From), c.x(windowEnd(v.From, v.To))
 		fmt.Fprintf(c.b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="#e00" opacity="0.12" stroke="#e00" stroke-width="1.5"><title>%s</title></rect>`,
 			x0, ly-tlViolRow+1, max(x1-x0, 3), lh+tlViolRow-1, esc(v.Checker+": "+v.Detail))
 		fmt.Fprintf(c.b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="#e00"/><text class="vt" x="%.1f" y="%d">%s</text>`,
@@ -233,7 +226,7 @@ func (c *canvas) drawFails(ly int) {
 			continue
 		}
 		inv, ok := tl.h.Invokes[id]
-		ln := tl.lanes[o.Worker+"/"+strconv.Itoa(o.Client)]
+		ln := tl.lanes[laneKey(o.Worker, o.Client)]
 		if !ok || ln == nil || o.T < c.from || inv.T > c.to {
 			continue
 		}
@@ -250,14 +243,12 @@ func (c *canvas) drawHolds(ly int) {
 	tl := c.tl
 	c.b.WriteString(`<g class="holds">`)
 	for _, a := range tl.h.Acqs {
-		ln := tl.lanes[a.Worker+"/"+strconv.Itoa(a.Client)]
+		ln := tl.lanes[laneKey(a.Worker, a.Client)]
 		busy := a.End
 		if a.Released {
 			busy = max(busy, a.RelT)
 		}
-		if busy == math.MaxInt64 {
-			busy = tl.t1
-		}
+		busy = tl.orEnd(busy)
 		if ln == nil || busy < c.from || a.Start > c.to {
 			continue
 		}
@@ -277,7 +268,7 @@ func (c *canvas) drawStates(ly int) {
 		if e.Kind != KindState || e.T < c.from || e.T > c.to {
 			continue
 		}
-		ln := tl.lanes[e.Worker+"/"+strconv.Itoa(e.Client)]
+		ln := tl.lanes[laneKey(e.Worker, e.Client)]
 		if ln == nil {
 			continue
 		}
@@ -299,11 +290,8 @@ func (c *canvas) hold(a *Acq, ln *lane, ly int) {
 	tl := c.tl
 	y := float64(ly + ln.y)
 	mid := y + tlSubLane/2
-	end := a.End
-	open := end == math.MaxInt64
-	if open {
-		end = tl.t1
-	}
+	open := a.End == math.MaxInt64
+	end := tl.orEnd(a.End)
 	fmt.Fprintf(c.b, `<g data-hold="%s">`, esc(a.ID))
 	if a.Invoke > 0 && a.Invoke < a.Start {
 		fmt.Fprintf(c.b, `<line class="wait" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, c.x(a.Invoke), mid, c.x(a.Start), mid)
@@ -447,10 +435,7 @@ func (c *canvas) held(w string) []float64 {
 		if a.Worker != w {
 			continue
 		}
-		end := a.End
-		if end == math.MaxInt64 {
-			end = c.tl.t1
-		}
+		end := c.tl.orEnd(a.End)
 		for i := int(float64(a.Start-c.from) / per); i < nb && float64(i)*per+float64(c.from) < float64(end); i++ {
 			lo := max(float64(a.Start), float64(c.from)+float64(i)*per)
 			hi := min(float64(end), float64(c.from)+float64(i+1)*per)
