@@ -24,30 +24,23 @@ var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/timeline.
 
 const goldenFile = "testdata/timeline.golden"
 
-// goldenSmall: every kind of mark on one page (holds exclusive and shared on
-// two locks, waits, a failed Lock, a loss with its busy tail, a kill, an
-// open hold, session states, faults on a worker, a server, a session and
-// none ended, violations in windows, in the final state and of the store).
+// goldenSmall: handMade and more, every kind of mark on one page (holds
+// exclusive and shared on two locks, waits, failed Locks, a loss with its
+// busy tail, a kill, open holds, session states, faults on a worker, a
+// server, a session and none, one never ended, violations in windows, in
+// the final state and of the store).
 func goldenSmall() (*History, []Violation) {
-	h := &hist{}
-	h.acq("w1", 1, 0, 10, 300, 100).acq("w2", 1, 5, 200, 400, 200). // overlap: C1
-									acq("w1", 2, 310, 420, 500, 300).acq("w3", 1, 50, 510, 0, 400)
-	h.add(600, Event{Kind: KindLoss, Worker: "w3", Client: 1, Op: 1, Err: "zklock: lock lost"})
-	h.add(650, Event{Kind: KindRelease, Worker: "w3", Client: 1, Op: 1})
-	h.add(20, Event{Kind: KindInvoke, Worker: "w2", Client: 2, Op: 1})
-	h.add(90, Event{Kind: KindFail, Worker: "w2", Client: 2, Op: 1, Err: "context deadline exceeded"})
+	h := handMade()
 	h.add(30, Event{Kind: KindInvoke, Worker: "w2", Client: 3, Op: 1})
 	h.add(95, Event{Kind: KindFail, Worker: "w2", Client: 3, Op: 1, Err: "zk: session expired"})
 	const L1 = "/r/lock-1"
 	h.add(100, Event{Kind: KindInvoke, Worker: "w1", Client: 2, Op: 1, Lock: L1, Read: true})
 	h.add(120, Event{Kind: KindOK, Worker: "w1", Client: 2, Op: 1, Lock: L1, Read: true, Token: 150, Session: 0x250, Node: L1 + "/r"})
 	h.add(250, Event{Kind: KindRelease, Worker: "w1", Client: 2, Op: 1, Lock: L1})
-	h.add(550, Event{Kind: KindState, Worker: "w3", Client: 1, Session: 0x100 + 400, Name: "suspended"})
 	h.add(700, Event{Kind: KindState, Worker: "w3", Client: 1, Session: 0x100 + 400, Name: "connected"})
 	h.add(710, Event{Kind: KindState, Worker: "w3", Client: 1, Session: 0x100 + 400, Name: "lost-track"})
 	h.acq("w4", 1, 700, 720, 0, 500)
 	h.acq("w10", 1, 730, 740, 0, 600)
-	h.fault(FaultBlackholeClient, "w3", 540, 700)
 	h.fault(FaultKillClient, "w4", 800, 900)
 	h.fault(FaultKillLeader, "1", 100, 150)
 	h.fault(FaultExpire, "0x290", 560, 580)

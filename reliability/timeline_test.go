@@ -52,11 +52,9 @@ func parseTimeline(t *testing.T, dir string) (holds map[string][]string, ids map
 	return holds, ids
 }
 
-// TestTimelineDrawsEveryHold: a small hand-made history with a fault, a
-// loss, a failed Lock and a C1 violation renders as well-formed,
-// self-contained pages; every hold is drawn on a window page; the
-// violation has its window on timeline.html under the anchor its See names.
-func TestTimelineDrawsEveryHold(t *testing.T) {
+// handMade is a small history with a fault, a loss, a failed Lock and a
+// C1 violation (w1/1/1 still held when w2/1/1 acquired).
+func handMade() *hist {
 	h := &hist{}
 	h.acq("w1", 1, 0, 10, 300, 100).acq("w2", 1, 5, 200, 400, 200). // overlap: C1
 									acq("w1", 2, 310, 420, 500, 300).acq("w3", 1, 50, 510, 0, 400)
@@ -65,8 +63,15 @@ func TestTimelineDrawsEveryHold(t *testing.T) {
 	h.add(20, Event{Kind: KindInvoke, Worker: "w2", Client: 2, Op: 1})
 	h.add(90, Event{Kind: KindFail, Worker: "w2", Client: 2, Op: 1, Err: "context deadline exceeded"})
 	h.add(550, Event{Kind: KindState, Worker: "w3", Client: 1, Session: 0x100 + 400, Name: "suspended"})
-	h.fault(FaultBlackholeClient, "w3", 540, 700)
-	hist := Analyze(*h)
+	return h.fault(FaultBlackholeClient, "w3", 540, 700)
+}
+
+// TestTimelineDrawsEveryHold: a small hand-made history with a fault, a
+// loss, a failed Lock and a C1 violation renders as well-formed,
+// self-contained pages; every hold is drawn on a window page; the
+// violation has its window on timeline.html under the anchor its See names.
+func TestTimelineDrawsEveryHold(t *testing.T) {
+	hist := Analyze(*handMade())
 	vs := CheckExclusion(hist, cfg)
 	require.Len(t, vs, 1)
 	require.Equal(t, hist.Start()+10e6, vs[0].From)
