@@ -24,6 +24,17 @@ out="${RELIABILITY_OUT:-$(mktemp -d /tmp/zklock-reliability-"$mode"-XXXXXX)}"
 mkdir -p "$out"
 out=$(cd "$out" && pwd) # a relative RELIABILITY_OUT is the caller's, not the test's directory
 log="$out/go-test.log"
+# summary UNFINISHED: print the suite's summary line, or, when it did not
+# write one, the end of its log and UNFINISHED; fails unless no violation.
+summary() {
+	if [ ! -f "$out/summary.txt" ]; then
+		tail -30 "$log"
+		echo "$1"
+		return 1
+	fi
+	cat "$out/summary.txt"
+	grep -q 'violations=0$' "$out/summary.txt"
+}
 tags=()
 timeout=15m
 case "$mode" in
@@ -45,13 +56,7 @@ containers | containers-soak)
 	echo "report: $out/report.json  (go test output: $log, $out/go-test-negative.log)"
 	[ -s "$out/negative/negative.txt" ] && cat "$out/negative/negative.txt" || { echo "negative: no result"; nrc=1; }
 	grep -q missed "$out/negative/negative.txt" 2>/dev/null && nrc=1
-	if [ ! -f "$out/summary.txt" ]; then
-		tail -30 "$log"
-		echo "reliability-containers: the suite did not finish (rc=$rc)"
-		exit 1
-	fi
-	cat "$out/summary.txt"
-	grep -q 'violations=0$' "$out/summary.txt" || exit 1
+	summary "reliability-containers: the suite did not finish (rc=$rc)" || exit 1
 	[ $rc -eq 0 ] && [ $nrc -eq 0 ]
 	exit $?
 	;;
@@ -107,11 +112,5 @@ if [ "$mode" = negative ]; then
 	[ $rc -eq 0 ] || exit $rc
 	exit 0
 fi
-if [ ! -f "$out/summary.txt" ]; then
-	tail -30 "$log"
-	echo "reliability: acquisitions=0 faults=0 violations=unknown (the suite did not finish, rc=$rc)"
-	exit 1
-fi
-cat "$out/summary.txt"
-grep -q 'violations=0$' "$out/summary.txt" || exit 1
+summary "reliability: acquisitions=0 faults=0 violations=unknown (the suite did not finish, rc=$rc)" || exit 1
 exit $rc
