@@ -18,9 +18,8 @@ import (
 type ConnectError struct {
 	// Server is the server's address as given to Connect ("host:port").
 	Server string
-	// Err is what failed, as the dialer, crypto/tls or the connection
-	// reported it (for example an *x509.HostnameError inside a
-	// *tls.CertificateVerificationError).
+	// Err is what failed, as the dialer, crypto/tls or the connection said
+	// (an *x509.HostnameError in a *tls.CertificateVerificationError, say).
 	Err error
 
 	tls bool // a TLS refusal: Err wraps no ErrTLSHandshake of its own

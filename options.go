@@ -58,11 +58,10 @@ func WithLossLimit(d time.Duration) SessionOption {
 	return func(c *sessionConfig) { c.lossLimit, c.lossSet = d, true }
 }
 
-// WithDialer sets the dialer used to reach the servers (a test proxy, say).
-// It is given each server's address as listed in Connect, a host name
-// unresolved, and its errors are the reasons of failed attempts (see
-// ConnectError); with WithTLS, TLS runs over its connections. Default:
-// net.DialTimeout.
+// WithDialer sets the dialer used to reach the servers (a test proxy, say),
+// given each server's address as listed in Connect, names unresolved; its
+// errors are the reasons of failed attempts (ConnectError), and WithTLS runs
+// TLS over its connections. Default: net.DialTimeout.
 func WithDialer(d zk.Dialer) SessionOption {
 	return func(c *sessionConfig) { c.dialer = d }
 }
@@ -74,11 +73,10 @@ func WithDialer(d zk.Dialer) SessionOption {
 // SANs); set ServerName to check every server against one name, and put a
 // client certificate in cfg.Certificates. A handshake refused for a reason
 // retrying will not fix (an untrusted or misnamed certificate, a refused
-// client certificate, a server without TLS) is a configuration error: waits
-// that end while it lasts fail with errors wrapping ErrTLSHandshake and a
-// *ConnectError, not ErrUnreachable, and WithFailOpen does not run without
-// the lock on it; the session keeps retrying. A nil cfg leaves TLS off.
-// Default: off. See docs/protocol.md#connecting-servers-and-tls.
+// client certificate, a server without TLS) fails waits with errors
+// wrapping ErrTLSHandshake and a *ConnectError, not ErrUnreachable, and
+// WithFailOpen does not run on it; the session keeps retrying. Default: off
+// (so is a nil cfg). See docs/protocol.md#connecting-servers-and-tls.
 func WithTLS(cfg *tls.Config) SessionOption {
 	return func(c *sessionConfig) { c.tls = cfg }
 }
@@ -227,14 +225,13 @@ func WithNamespace(ns string) SessionOption {
 }
 
 // WithFailOpen makes an acquire that cannot reach ZooKeeper for bound (time
-// not connected; waiting for another holder never counts) return at once a
-// non-exclusive Hold with ErrUnlocked, so that an efficiency lock's job runs
-// anyway. Never use it for locks that protect data: the Hold has no node
-// and no token (Token 0, Exclusive false), its Done channel closes only on
-// Release, and Release returns nil. Since an error comes with the Hold,
-// code that treats every error as failure stays fail-closed (see the
-// example). Default: off (an unreachable ZooKeeper makes the acquire wait
-// until its context ends, then fail with ErrUnreachable).
+// not connected; waiting for a holder never counts) return at once a
+// non-exclusive Hold with ErrUnlocked, so an efficiency lock's job runs
+// anyway; never use it for locks that protect data. The Hold has no node or
+// token (Token 0, Exclusive false), and its Done closes only on Release,
+// which returns nil. As an error comes with it, code that treats every error
+// as failure stays fail-closed (see the example). Default: off (the acquire
+// waits until its context ends, then fails with ErrUnreachable).
 func WithFailOpen(bound time.Duration) Option {
 	return func(c *lockConfig) { c.failOpen = bound }
 }
