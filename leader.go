@@ -27,10 +27,9 @@ type LeaderElection struct {
 }
 
 // NewLeaderElection returns a participant in the election at path on s with
-// id as its node data (what Leader, Participants and Curator's getId
-// report; an empty id stores this host's address, as Curator does). opts
-// are WithACL, WithRevocable (which empties the node data) and WithRequeue.
-// It does no I/O and returns an error for a nil session or an invalid path.
+// id as its node data (by default this host's address, as Curator's). opts
+// are WithACL, WithRevocable (which empties the data) and WithRequeue. It
+// does no I/O and returns an error for a nil session or an invalid path.
 func NewLeaderElection(s *Session, path, id string, opts ...Option) (*LeaderElection, error) {
 	if id != "" {
 		opts = append(opts[:len(opts):len(opts)], WithData([]byte(id)))
@@ -67,9 +66,9 @@ func (l *Leadership) Token() int64 { return l.hold.Token() }
 // Run releases it when the function returns; do not release it yourself.
 func (l *Leadership) Hold() *Hold { return l.hold }
 
-// Resign ends this term: its context is cancelled with ErrResigned, and the
-// leader's node is deleted as soon as the function returns. It does not wait
-// and may be called from the function itself.
+// Resign ends this term: its context is cancelled with ErrResigned and the
+// node deleted once the function returns. It does not wait, so the function
+// itself may call it.
 func (l *Leadership) Resign() { l.cancel(ErrResigned) }
 
 // Resign ends the current term, as Leadership.Resign does. It returns
@@ -106,11 +105,11 @@ func (p Participant) ID() string { return string(p.Data) }
 // starts and after every reconnect, the node is checked to be this
 // session's (Curator's CURATOR-696 double leader).
 //
-// Without WithRequeue, Run leads at most once and returns fn's error; nil
-// if fn returned nil while leader or after Resign; an error wrapping
-// ErrLost if fn returned nil after the term was lost; or why the campaign
-// failed: ctx's cause, ErrSessionExpired, ErrClosed, a ZooKeeper error.
-// With WithRequeue, see there. Run returns ErrRunning if already running.
+// Run returns ErrRunning if already running. Without WithRequeue (see
+// there) it leads at most once and returns fn's error; nil if fn returned
+// nil while leader or after Resign; an error wrapping ErrLost if fn returned
+// nil after the term was lost; or why the campaign failed: ctx's cause,
+// ErrSessionExpired, ErrClosed, a ZooKeeper error.
 func (e *LeaderElection) Run(ctx context.Context, fn func(ctx context.Context, l *Leadership) error) error {
 	if ctx == nil || fn == nil {
 		return fmt.Errorf("%w: nil context or function", ErrInvalidArgument)
@@ -146,9 +145,9 @@ func (e *LeaderElection) Run(ctx context.Context, fn func(ctx context.Context, l
 
 // Campaign waits until this participant leads, ctx ends or the session
 // expires, and returns the hold behind the term, for callers that manage
-// the term themselves (`zklock elect` does): it lasts until the hold is
-// released or lost, and Resign does not apply. The CURATOR-696 check is made
-// as in Run; failures are as for Mutex.Lock.
+// the term themselves (`zklock elect`): it lasts until the hold is released
+// or lost, Resign does not apply, and the CURATOR-696 check is Run's. On
+// failure it returns a nil hold and an error, as Mutex.Lock does.
 func (e *LeaderElection) Campaign(ctx context.Context) (*Hold, error) {
 	h, err := e.q.campaign(ctx)
 	return h, e.q.unreachable(err)

@@ -60,9 +60,8 @@ func (rw *RWLock) WriteLock() *RWHalf { return &rw.write }
 // Path returns the lock path.
 func (rw *RWLock) Path() string { return rw.read.q.path }
 
-// Participants returns the contenders of both halves in queue order, with
-// Holds set for every current holder (several readers, or one writer,
-// possibly with the read node it downgraded to).
+// Participants returns the contenders of both halves in queue order, Holds
+// set for every holder (readers, or a writer and its downgrade read node).
 func (rw *RWLock) Participants(ctx context.Context) ([]Participant, error) {
 	return participants(ctx, rw.read.q.s, rw.read.q.dir, rwView)
 }
@@ -141,8 +140,8 @@ func liveHold(ctx context.Context, key any) *hold {
 	return h
 }
 
-// downgrade takes the read half for the holder of the write hold w, with a
-// read node named with w's sequence (docs/protocol.md#the-downgrade-read-node).
+// downgrade takes the read half for the holder of the write hold w, its
+// read node named with w's sequence (see docs/protocol.md#read-write-lock).
 func (h *RWHalf) downgrade(ctx context.Context, w *hold) (*Hold, error) {
 	name := path.Base(w.node)
 	i := strings.LastIndex(name, markWrite)
@@ -153,8 +152,7 @@ func (h *RWHalf) downgrade(ctx context.Context, w *hold) (*Hold, error) {
 	q.fixed = name[i+len(markWrite):]
 	q.decide = readDecide(name)
 	q.token = w.token
-	// A downgrade never waits, so it takes the waiting path: the try path's
-	// probe would place the new node at the back of the queue, and TryLock
-	// would refuse it.
+	// A downgrade never waits; it takes the waiting path, as the try path's
+	// probe would put the node at the back and TryLock would refuse it.
 	return q.lock(ctx)
 }
