@@ -9,11 +9,11 @@
 //
 // # Sessions and liveness
 //
-// Everything starts with a Session, made by Connect. The session owns the
-// ZooKeeper connection because go-zookeeper reports session events only to
-// the callback given when it connects, and the library needs them to say
-// when a lock may be lost. A session is connected, suspended (disconnected,
-// the session maybe alive) or expired; see State.
+// Everything starts with a Session, made by Connect, which owns the
+// ZooKeeper connection: go-zookeeper reports session events only to the
+// callback given when it connects, and they tell when a lock may be lost.
+// A session is connected, suspended (disconnected, the session maybe
+// alive) or expired; see State.
 //
 // # The loss limit
 //
@@ -48,33 +48,29 @@
 //
 // # Holds, loss and fencing
 //
-// A successful Lock returns a *Hold. A hold is valid until it is released
-// or lost; its Done channel closes and its Context is cancelled on loss
-// (the session expired, the connection stayed suspended past the loss
-// limit, or the holder's node was deleted by another client or replaced).
-// No lock service can promise that a holder learns of a loss in time (a
-// process can pause at any moment), so every hold carries a fencing token,
-// the czxid of the holder's node: strictly increasing from holder to
-// holder. A resource protected by the lock must accept a write only if its
-// token is at least the highest token it has seen, checked and recorded
-// atomically with the write. For data kept in ZooKeeper itself,
-// Hold.Guard makes a zk.Conn.Multi apply only while the hold's node
-// exists.
+// A successful Lock returns a *Hold, valid until it is released or lost:
+// its Done channel closes and its Context is cancelled on loss (the
+// session expired, the connection stayed suspended past the loss limit, or
+// another client deleted or replaced the holder's node). No lock service
+// can promise that a holder learns of a loss in time (a process can pause
+// at any moment), so every hold carries a fencing token, the czxid of its
+// node, strictly increasing from holder to holder. A resource the lock
+// protects must accept a write only if its token is at least the highest
+// it has seen, checked and recorded atomically with the write; for data in
+// ZooKeeper, Hold.Guard makes a zk.Conn.Multi apply only while the hold's
+// node exists.
 //
-// # Ownership and reentrancy
+// # Ownership and queueing
 //
 // Go has no goroutine identity, so a reentrant lock's owner is a context:
 // a Hold's Context carries the hold, and Lock called with it (or a context
 // derived from it) re-enters instead of queueing. Any other context queues
 // as a separate participant, even from the same goroutine. The reentrant
-// count is exact: the node is deleted at the last release.
-//
-// # Queueing
-//
-// Each waiter watches only the node it must outlive, so a handoff costs
-// the same at 10 waiters and at 10,000. Every failed or abandoned acquire
-// deletes its node, retrying in the background while the connection is
-// down, so a failure never leaves a node that blocks the queue.
+// count is exact: the node is deleted at the last release. Each waiter
+// watches only the node it must outlive, so a handoff costs the same at 10
+// waiters and at 10,000. Every failed or abandoned acquire deletes its
+// node, retrying in the background while the connection is down, so a
+// failure never leaves a node that blocks the queue.
 //
 // # Errors
 //
