@@ -39,7 +39,7 @@ var (
 	// client), or it was found missing. It wraps ErrNodeGone.
 	ErrNodeDeleted = wrapSentinel("zklock: lock node deleted", ErrNodeGone)
 
-	// ErrReleased is the cause of a hold's cancellation after its last release.
+	// ErrReleased is the cause of a hold's cancellation at its last release.
 	ErrReleased = errors.New("zklock: released")
 
 	// ErrClosed is returned by operations on a closed Session.
