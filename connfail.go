@@ -10,27 +10,23 @@ import (
 )
 
 // A ConnectError is why the session's latest attempt to reach a server
-// failed: the dial, the TLS handshake, or the session handshake (the server
-// closed the connection, or did not answer, before granting a session).
-// The errors of WaitConnected and of acquires that end while the session is
-// not connected wrap the latest one, so its reason reaches the caller; a
-// TLS refusal (see ErrTLSHandshake) is kept in preference to later
-// failures of other kinds, until a server grants a session. The session
-// also logs each new reason at Warn level (WithLogger).
+// failed: the dial, the TLS handshake, or the session handshake. The errors
+// of WaitConnected and of acquires that end while not connected wrap the
+// latest one; a TLS refusal (ErrTLSHandshake) is kept over later failures of
+// other kinds until a server grants a session. The session also logs each
+// new reason at Warn level (WithLogger).
 type ConnectError struct {
 	// Server is the server's address as given to Connect ("host:port").
 	Server string
-	// Err is what failed, as the dialer, crypto/tls or the connection
-	// reported it (for example an *x509.HostnameError inside a
-	// *tls.CertificateVerificationError).
+	// Err is what failed, as the dialer, crypto/tls or the connection said
+	// (an *x509.HostnameError in a *tls.CertificateVerificationError, say).
 	Err error
 
 	tls bool // a TLS refusal: Err wraps no ErrTLSHandshake of its own
 }
 
-// Error names the server and says what failed: "zklock: TLS handshake
-// failed with zk1:2281: tls: ..." for a TLS refusal, "zklock: connecting to
-// zk1:2181: ..." otherwise.
+// Error names the server and what failed: "zklock: connecting to
+// zk1:2181: ...", or "zklock: TLS handshake failed with zk1:2281: ...".
 func (e *ConnectError) Error() string {
 	if e.tls {
 		return fmt.Sprintf("%v with %s: %v", ErrTLSHandshake, e.Server, e.Err)
@@ -57,10 +53,8 @@ func (e *stageError) Error() string { return e.stage + ": " + e.err.Error() }
 func (e *stageError) Unwrap() error { return e.err }
 
 // tlsRefused reports whether err is a TLS failure that retrying the same
-// server will not fix: the server's certificate did not verify (unknown
-// authority, wrong name, expired), the server sent an alert (it refused
-// our certificate or its absence, or our parameters), or what came back
-// was not TLS.
+// server will not fix: a certificate that did not verify, an alert from the
+// server (our certificate refused, or our parameters), or a reply not TLS.
 func tlsRefused(err error) bool {
 	var (
 		verify *tls.CertificateVerificationError

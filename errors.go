@@ -6,30 +6,27 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// Sentinel errors. Every error the package returns wraps one of these or a
-// ZooKeeper error from github.com/go-zookeeper/zk (or both), so callers test
-// them with errors.Is. No function returns a nil hold with a nil error.
+// Sentinel errors, for errors.Is: every error the package returns wraps
+// one of them or a go-zookeeper error, or both.
 var (
 	// ErrLocked is returned by TryLock when another holder has the lock.
 	ErrLocked = errors.New("zklock: locked by another holder")
 
-	// ErrNotHeld is returned when releasing something the caller does not
-	// hold: a hold released twice, a nil hold, or a hold already lost.
+	// ErrNotHeld is returned when releasing what the caller does not hold:
+	// a hold released twice, a nil hold, or a hold already lost.
 	ErrNotHeld = errors.New("zklock: not held")
 
-	// ErrLost is the cause of a hold's context cancellation when the lock may
-	// have been lost: the session expired, the connection stayed suspended past
-	// the loss limit, or the holder's node vanished or changed owner. It wraps
-	// the precise reason (ErrSessionExpired, ErrSuspended, ErrNodeDeleted,
-	// ErrNodeGone).
+	// ErrLost is the cause of a hold's context cancellation when the lock
+	// may have been lost. It wraps the reason: ErrSessionExpired,
+	// ErrSuspended, ErrNodeDeleted or ErrNodeGone.
 	ErrLost = errors.New("zklock: lock lost")
 
 	// ErrSuspended is the reason for a loss when the connection to ZooKeeper
 	// stayed suspended longer than the session's loss limit.
 	ErrSuspended = errors.New("zklock: connection suspended past the loss limit")
 
-	// ErrSessionExpired is returned to a waiter whose ZooKeeper session expired
-	// while it queued, and is the reason for a loss on expiry. It wraps
+	// ErrSessionExpired is returned to a waiter whose session expired while
+	// it queued, and is the reason for a loss on expiry. It wraps
 	// zk.ErrSessionExpired.
 	ErrSessionExpired = wrapSentinel("zklock: session expired", zk.ErrSessionExpired)
 
@@ -37,73 +34,64 @@ var (
 	// or is not the node the holder created (owned by another session).
 	ErrNodeGone = errors.New("zklock: lock node gone or owned by another session")
 
-	// ErrNodeDeleted is the reason for a loss when the holder's node was
-	// deleted by someone other than the holder (an operator forcing a
-	// handover, another client) or found missing. It wraps ErrNodeGone.
+	// ErrNodeDeleted is the reason for a loss when someone other than the
+	// holder deleted its node (an operator forcing a handover, another
+	// client), or it was found missing. It wraps ErrNodeGone.
 	ErrNodeDeleted = wrapSentinel("zklock: lock node deleted", ErrNodeGone)
 
-	// ErrReleased is the cause of a hold's context cancellation after its last
-	// release.
+	// ErrReleased is the cause of a hold's cancellation at its last release.
 	ErrReleased = errors.New("zklock: released")
 
 	// ErrClosed is returned by operations on a closed Session.
 	ErrClosed = errors.New("zklock: session closed")
 
-	// ErrInvalidArgument is returned for bad input, such as a nil session or
-	// context, a non-positive lease count, or node data too large for
-	// ZooKeeper. Bad input fails only the call that carries it, at once:
-	// nothing is sent to ZooKeeper.
+	// ErrInvalidArgument is returned, at once and with nothing sent, for bad
+	// input: a nil session or context, a lease count below 1, node data too
+	// large for ZooKeeper, ... It fails only the call that carries it.
 	ErrInvalidArgument = errors.New("zklock: invalid argument")
 
 	// ErrInvalidPath is returned for a path ZooKeeper would refuse or that
 	// cannot be a lock (see ValidatePath). It wraps ErrInvalidArgument.
 	ErrInvalidPath = wrapSentinel("zklock: invalid path", ErrInvalidArgument)
 
-	// ErrUpgrade is returned when a read holder asks for the write half of the
-	// same read-write lock: an upgrade could deadlock, so it is refused at once.
+	// ErrUpgrade is returned when a read holder asks for the write half of
+	// the same read-write lock: an upgrade could deadlock.
 	ErrUpgrade = errors.New("zklock: read-to-write upgrade refused")
 )
 
 // Errors of acquires that cannot reach ZooKeeper.
 var (
-	// ErrUnreachable is returned, wrapped together with the context's error
-	// and the latest *ConnectError if any, when an acquire ends while no
-	// ZooKeeper server could be reached. A session whose TLS handshakes are
-	// refused is not unreachable: see ErrTLSHandshake.
+	// ErrUnreachable is wrapped, with the context's error and the latest
+	// *ConnectError if any, by the error of an acquire that ends while no
+	// server could be reached (refused TLS handshakes: ErrTLSHandshake).
 	ErrUnreachable = errors.New("zklock: zookeeper unreachable")
 
 	// ErrTLSHandshake is wrapped, with a *ConnectError holding crypto/tls's
-	// reason, by the errors of waits and acquires that end while the
-	// session's TLS handshakes fail for a reason retrying will not fix: the
-	// server's certificate is not trusted or not valid for the host name
-	// dialled, the server refused the client's certificate (or its
-	// absence), or the server does not speak TLS. It is a configuration
-	// error: such errors do not wrap ErrUnreachable, and WithFailOpen does
-	// not run without the lock on it.
+	// reason, by the errors of waits and acquires that end while the TLS
+	// handshakes fail for a reason retrying will not fix (see WithTLS). It
+	// is a configuration error: such errors do not wrap ErrUnreachable.
 	ErrTLSHandshake = errors.New("zklock: TLS handshake failed")
 
-	// ErrUnlocked is returned by an acquire made WithFailOpen when ZooKeeper
-	// could not be reached in time: it comes with a non-nil Hold that is NOT
-	// exclusive. See WithFailOpen.
+	// ErrUnlocked is returned by an acquire made WithFailOpen, with a
+	// non-nil Hold that is NOT exclusive, when ZooKeeper stayed unreachable
+	// for its bound.
 	ErrUnlocked = errors.New("zklock: zookeeper unreachable, running without the lock")
 )
 
 // Leader-election errors.
 var (
-	// ErrResigned is the cause of a term's context cancellation after
-	// Resign.
+	// ErrResigned is the cause of a term's context cancellation by Resign.
 	ErrResigned = errors.New("zklock: leadership resigned")
 
 	// ErrRevoked is the cause of a term's context cancellation when someone
 	// asked a revocable election's leader to step down (see WithRevocable).
 	ErrRevoked = errors.New("zklock: leadership revoked")
 
-	// ErrNoLeader is returned by LeaderElection.Leader when no participant
-	// campaigns.
+	// ErrNoLeader is returned by the Leader methods when no one takes part.
 	ErrNoLeader = errors.New("zklock: no leader")
 
 	// ErrRunning is returned by Run while another Run of the same
-	// LeaderElection is in progress: one value is one participant.
+	// LeaderElection is in progress, and by Start on a started LeaderLatch.
 	ErrRunning = errors.New("zklock: election already running")
 )
 
@@ -123,9 +111,8 @@ func wrapSentinel(msg string, also error) error { return &sentinel{msg: msg, als
 func (e *sentinel) Error() string { return e.msg }
 func (e *sentinel) Unwrap() error { return e.also }
 
-// isConnErr reports whether err means the request's outcome is unknown or the
-// server was unreachable, so the operation may be retried once the connection
-// comes back.
+// isConnErr reports whether err means the request's outcome is unknown or
+// the server unreachable, so it may be retried once the connection is back.
 func isConnErr(err error) bool {
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
 		errors.Is(err, zk.ErrSessionMoved)

@@ -31,14 +31,10 @@ func checkServer(s string) error {
 	return nil
 }
 
-// hostList is the session's zk.HostProvider. go-zookeeper's default
-// resolves every host name once, at Connect, and dials the addresses, so
-// nothing after it (a dialer, a TLS handshake's ServerName) sees the name
-// the user gave. hostList keeps the servers as given: the dialer resolves a
-// name when it dials it, and a server's TLS certificate is checked against
-// that name. Its order and its round robin are the default's: the servers
-// in go-zookeeper's shuffled order, and retryStart once every server has
-// been tried since the last one that connected.
+// hostList is the session's zk.HostProvider. Unlike go-zookeeper's default,
+// which resolves every name once at Connect, it keeps the servers as given,
+// for the dialer to resolve and TLS to check against; its order and round
+// robin are the default's (docs/protocol.md#connecting-servers-and-tls).
 type hostList struct {
 	mu      sync.Mutex
 	servers []string
@@ -66,8 +62,7 @@ func (h *hostList) Len() int {
 }
 
 // Next returns the next server to try, and whether every server has been
-// tried since the last successful connection (go-zookeeper then pauses a
-// second and fails the requests not yet sent).
+// tried since the last that connected (go-zookeeper then pauses a second).
 func (h *hostList) Next() (string, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

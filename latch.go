@@ -8,30 +8,15 @@ import (
 )
 
 // A LeaderLatch is one participant in a leader latch at a path: Curator's
-// LeaderLatch on the wire. Its node is <path>/_c_<uuid>-latch-<seq>,
-// ephemeral and sequential under CONTAINER parents, with the participant's
-// id as data (empty for an empty id, as Curator's); the leader is the
-// participant with the lowest sequence, and each other participant watches
-// only its predecessor. Our latches and Curator LeaderLatches on the same
-// path therefore never lead at once (given each learns of its loss in time,
-// as for every lock), and agree on the leader. (A LeaderElection, Curator's
-// LeaderSelector, uses lock- nodes and does not exclude a latch.)
-//
-// Unlike a LeaderElection, whose participant leaves after a term, a latch
-// participant stays in the queue from Start until Close (or until Start's
-// context ends, or the session is closed). Each stretch of leadership is a
-// term, given as a Hold by Await: its Done channel and Err are the loss
-// signal (the session expired, the connection stayed suspended past the
-// session's loss limit, the node vanished or changed owner; see Hold), and
-// its Token (the node's czxid) fences writes made as leader. After a loss
-// the latch joins again at the back of the queue, as Curator's does after
-// its session is lost, so a later term has a new node and a greater token.
-// Before each term the CURATOR-696 check of LeaderElection.Run is made.
-//
-// As for LeaderElection, a session used for leadership should use
-// WithLossLimit(0) (Curator's default connection-state policy makes a latch
-// lose leadership on SUSPENDED): the term then ends the moment the
-// connection drops. A LeaderLatch is safe for concurrent use.
+// LeaderLatch on the wire, so latches of either library on one path agree
+// on the leader and never lead at once (given each learns of its loss in
+// time). It does not exclude a LeaderElection. A participant stays queued
+// from Start until Close; each stretch of leadership is a term, a Hold from
+// Await whose Done and Err are the loss signal and whose Token fences writes
+// made as leader. After a loss it joins again at the back of the queue, so
+// a later term has a greater token. Its session should use WithLossLimit(0)
+// (see the package doc). A LeaderLatch is safe for concurrent use.
+// See docs/protocol.md#leader-latch.
 type LeaderLatch struct {
 	q  queue
 	id string
@@ -46,12 +31,10 @@ type LeaderLatch struct {
 	done    chan struct{} // closed when the latch's goroutine has left the queue
 }
 
-// NewLeaderLatch returns a latch participant at path on s with the given
-// id as its node data (what Leader, Participants and Curator's
-// getLeader().getId() report). Of the lock options only WithACL applies:
-// the node data is always the id, and a latch is neither revocable nor
-// fail-open. It does no I/O and returns an error for a nil session or an
-// invalid path.
+// NewLeaderLatch returns a latch participant at path on s with id as its
+// node data (what Leader, Participants and Curator's getId report). Of the
+// lock options only WithACL applies. It does no I/O and returns an error for
+// a nil session or an invalid path.
 func NewLeaderLatch(s *Session, path, id string, opts ...Option) (*LeaderLatch, error) {
 	q, err := newQueue(s, path, path, markLatch, exclusive, opts)
 	if err != nil {
@@ -69,12 +52,11 @@ func (l *LeaderLatch) Path() string { return l.q.path }
 func (l *LeaderLatch) ID() string { return l.id }
 
 // Start joins the latch's queue and returns at once; the participant then
-// stays in the queue, leading whenever its node is the first, until Close
-// is called, ctx ends, or the session is closed. A join that fails on a
-// connection problem or a session expiry is retried with the session's
-// backoff; one that fails for good (bad ACL, missing credentials) stops the
-// latch, and Await reports why. Start returns ErrRunning if the latch was
-// started before and ErrLatchClosed if it was closed.
+// stays queued, leading whenever its node is first, until Close, ctx ends
+// or the session is closed. A join that fails on a connection problem or an
+// expiry is retried with the session's backoff; one that fails for good
+// (bad ACL, missing credentials) stops the latch, and Await reports why.
+// It returns ErrRunning if started before, ErrLatchClosed after Close.
 func (l *LeaderLatch) Start(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
@@ -163,17 +145,13 @@ func (l *LeaderLatch) notifyLocked() {
 	l.changed = make(chan struct{})
 }
 
-// Await waits until this participant leads and returns the current term:
-// a Hold whose Done, Err and Context say when the term ends, and whose
-// Token fences writes made as leader. It returns at once while a term is
-// live; every caller gets the same Hold for one term. The latch owns the
-// Hold: do not release it (releasing it ends the term, and the latch joins
-// again at the back of the queue); call Close to leave.
-//
-// On failure Await returns a nil Hold and ctx's cause, an error wrapping
-// ErrLatchClosed (after Close or when Start's context ended), ErrClosed
-// (the session was closed), why the latch stopped, or an error wrapping
-// ErrInvalidArgument if the latch was never started.
+// Await waits until this participant leads and returns the current term, a
+// Hold whose Done, Err and Context tell when it ends; every caller gets the
+// same Hold for one term. The latch owns it: releasing it ends the term and
+// requeues the latch; call Close to leave. On failure Await returns a nil
+// Hold and ctx's cause, an error wrapping ErrLatchClosed (after Close or
+// when Start's context ended), ErrClosed, why the latch stopped, or an error
+// wrapping ErrInvalidArgument if the latch was never started.
 func (l *LeaderLatch) Await(ctx context.Context) (*Hold, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
@@ -212,11 +190,10 @@ func (l *LeaderLatch) HasLeadership() bool {
 	return l.term != nil && l.term.Err() == nil
 }
 
-// Close leaves the latch: the current term, if any, ends with ErrReleased
-// and the node is deleted (in the background if the connection is down, as
-// Hold.Release does); a participant still queued leaves the queue. It waits
-// until the latch's goroutine is gone. Close is idempotent and may be
-// called before Start (the latch can then never start); it returns nil.
+// Close leaves the latch: the current term ends with ErrReleased and the
+// node is deleted (in the background if the connection is down), and Close
+// waits until the latch's goroutine is gone. It is idempotent, returns nil,
+// and may be called before Start (the latch can then never start).
 func (l *LeaderLatch) Close() error {
 	l.mu.Lock()
 	l.closed = true
@@ -231,9 +208,8 @@ func (l *LeaderLatch) Close() error {
 	return nil
 }
 
-// Leader returns the current leader: the first participant in queue
-// order, whichever library's latch it is. It returns ErrNoLeader if no
-// one takes part.
+// Leader returns the current leader, the first participant in queue order
+// whichever library's latch it is, or ErrNoLeader if no one takes part.
 func (l *LeaderLatch) Leader(ctx context.Context) (Participant, error) { return l.q.leader(ctx) }
 
 // Participants returns the latch's participants in queue order, the leader

@@ -9,21 +9,14 @@ import (
 )
 
 // A LeaderElection is one participant in a leader election at a path:
-// Curator's LeaderSelector on the wire, which is the mutex protocol
-// (InterProcessMutex, nodes <path>/_c_<uuid>-lock-<seq>) with the
-// participant's id as node data. Our participants, Curator LeaderSelectors
-// and Mutexes on the same path take turns; the leader is the holder of the
-// lock. (Curator's LeaderLatch uses other nodes and does not exclude it.)
-//
-// The guarantee is the lock's: at most one participant's term context is
-// live at a time, provided each learns of its loss in time; a leader that
-// is paused past its session may act late, so writes made as leader must be
-// fenced with Leadership.Token (see Hold.Token).
-//
-// The session's loss limit decides how soon a leader learns: a session used
-// for leadership should use WithLossLimit(0), as Curator's
-// LeaderSelectorListenerAdapter does and `zklock elect` does by default
-// (see "Sessions and liveness" in the package doc for why).
+// Curator's LeaderSelector on the wire, that is a Mutex with the
+// participant's id as node data, so participants, Curator LeaderSelectors
+// and Mutexes on one path take turns, the leader holding the lock; it does
+// not exclude a LeaderLatch. At most one term is live at a time, provided
+// each leader learns of its loss in time: one paused past its session may
+// act late, so fence writes made as leader with Leadership.Token. Its
+// session should use WithLossLimit(0) (see the package doc). It is safe for
+// concurrent use. See docs/protocol.md#leader-election.
 type LeaderElection struct {
 	q  queue
 	id string
@@ -33,13 +26,10 @@ type LeaderElection struct {
 	term    *Leadership // the current term, nil when not leading
 }
 
-// NewLeaderElection returns a participant in the election at path on s,
-// with the given id as its node data (what Leader and Participants report,
-// and what Curator's getLeader().getId() reads). An empty id stores this
-// host's address, as Curator does. opts are the lock options (WithACL,
-// WithRevocable, which empties the node data as Curator's revocable locks
-// do) and WithRequeue. It does no I/O and returns an error for a nil session
-// or an invalid path.
+// NewLeaderElection returns a participant in the election at path on s with
+// id as its node data (by default this host's address, as Curator's). opts
+// are WithACL, WithRevocable (which empties the data) and WithRequeue. It
+// does no I/O and returns an error for a nil session or an invalid path.
 func NewLeaderElection(s *Session, path, id string, opts ...Option) (*LeaderElection, error) {
 	if id != "" {
 		opts = append(opts[:len(opts):len(opts)], WithData([]byte(id)))
@@ -76,9 +66,9 @@ func (l *Leadership) Token() int64 { return l.hold.Token() }
 // Run releases it when the function returns; do not release it yourself.
 func (l *Leadership) Hold() *Hold { return l.hold }
 
-// Resign ends this term: its context is cancelled with ErrResigned, and the
-// leader's node is deleted as soon as the function returns. It does not wait
-// and may be called from the function itself.
+// Resign ends this term: its context is cancelled with ErrResigned and the
+// node deleted once the function returns. It does not wait, so the function
+// itself may call it.
 func (l *Leadership) Resign() { l.cancel(ErrResigned) }
 
 // Resign ends the current term, as Leadership.Resign does. It returns
@@ -94,9 +84,8 @@ func (e *LeaderElection) Resign() error {
 	return nil
 }
 
-// Leader returns the current leader: the first participant in queue order.
-// Its ID is the id it campaigns with. It returns ErrNoLeader if no one
-// campaigns.
+// Leader returns the current leader, the first participant in queue order,
+// or ErrNoLeader if no one campaigns.
 func (e *LeaderElection) Leader(ctx context.Context) (Participant, error) { return e.q.leader(ctx) }
 
 // Participants returns the participants in queue order, the leader first.
@@ -108,25 +97,19 @@ func (e *LeaderElection) Participants(ctx context.Context) ([]Participant, error
 func (p Participant) ID() string { return string(p.Data) }
 
 // Run campaigns for leadership and, once leader, runs fn with a context
-// that is cancelled the moment leadership may be lost: the session expired,
-// the connection stayed suspended past the session's loss limit
-// (WithLossLimit; 0 is the policy that never lets a term outlive a
-// disconnection), the leader's node vanished or changed owner, revocation
-// was asked (WithRevocable), Resign was called, or ctx ended. When fn
-// returns, leadership is released (the node deleted), so the next leader
-// starts only after fn has returned or its term was lost.
+// cancelled the moment leadership may be lost: the session expired, the
+// connection stayed suspended past the loss limit, the leader's node
+// vanished or changed owner, revocation was asked (WithRevocable), Resign
+// was called, or ctx ended. When fn returns the node is deleted, so the next
+// leader starts only after fn has returned or its term was lost. Before fn
+// starts and after every reconnect, the node is checked to be this
+// session's (Curator's CURATOR-696 double leader).
 //
-// Before fn starts, Run checks that the leader's node exists and is owned by
-// the session's current ZooKeeper session, and that the hold is still valid
-// (Curator's CURATOR-696 double leader); after every reconnect the session
-// checks it again and ends the term on a mismatch.
-//
-// Without WithRequeue, Run leads at most once. It returns fn's error; nil if
-// fn returned nil while leader or after Resign; an error wrapping ErrLost if
-// fn returned nil after the term was lost; or why the campaign failed:
-// ctx's cause, ErrSessionExpired, ErrClosed, a ZooKeeper error. With
-// WithRequeue, see there. Run returns ErrRunning if this participant is
-// already running.
+// Run returns ErrRunning if already running. Without WithRequeue (see
+// there) it leads at most once and returns fn's error; nil if fn returned
+// nil while leader or after Resign; an error wrapping ErrLost if fn returned
+// nil after the term was lost; or why the campaign failed: ctx's cause,
+// ErrSessionExpired, ErrClosed, a ZooKeeper error.
 func (e *LeaderElection) Run(ctx context.Context, fn func(ctx context.Context, l *Leadership) error) error {
 	if ctx == nil || fn == nil {
 		return fmt.Errorf("%w: nil context or function", ErrInvalidArgument)
@@ -161,11 +144,10 @@ func (e *LeaderElection) Run(ctx context.Context, fn func(ctx context.Context, l
 }
 
 // Campaign waits until this participant leads, ctx ends or the session
-// expires, and returns the hold behind the term: the lower-level form of
-// Run for callers that manage the term themselves (`zklock elect` does).
-// The term lasts until the hold is released or lost (Hold.Done); Resign
-// does not apply to it. The CURATOR-696 check is made as in Run. On failure
-// it returns a nil hold and an error, as Mutex.Lock does.
+// expires, and returns the hold behind the term, for callers that manage
+// the term themselves (`zklock elect`): it lasts until the hold is released
+// or lost, Resign does not apply, and the CURATOR-696 check is Run's. On
+// failure it returns a nil hold and an error, as Mutex.Lock does.
 func (e *LeaderElection) Campaign(ctx context.Context) (*Hold, error) {
 	h, err := e.q.campaign(ctx)
 	return h, e.q.unreachable(err)
@@ -185,10 +167,9 @@ func requeueable(err error) bool {
 		errors.Is(err, ErrLost) || errors.Is(err, ErrSuspended) || isConnErr(err)
 }
 
-// campaign is the term of any leader recipe on q (LeaderElection,
-// LeaderLatch): a new acquisition, never a re-entry (a context carrying a
-// hold of this path still campaigns as a new participant), confirmed by
-// the engine before it returns (CURATOR-696, see queue.confirm).
+// campaign is the term of any leader recipe on q: a new acquisition, never
+// a re-entry (a context carrying a hold of this path still campaigns as a
+// new participant), confirmed by the engine (CURATOR-696, queue.confirm).
 func (q *queue) campaign(ctx context.Context) (*Hold, error) {
 	if err := q.s.begin(ctx); err != nil {
 		return nil, err

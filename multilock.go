@@ -9,16 +9,14 @@ import (
 	"sync/atomic"
 )
 
-// A Locker is a lock that a MultiLock can take: the library's *Mutex and
-// the halves of an *RWLock (RWLock.ReadLock, RWLock.WriteLock). Path and
-// Kind give the canonical acquisition order.
+// A Locker is a lock that a MultiLock can take: a *Mutex, a *SemaphoreMutex
+// or a half of an *RWLock. Path and Kind give the canonical order.
 type Locker interface {
 	// Lock acquires the lock, waiting until ctx is done; see Mutex.Lock.
 	Lock(ctx context.Context) (*Hold, error)
 	// Path returns the lock path.
 	Path() string
-	// Kind returns the kind of node the lock queues (KindLock, KindRead,
-	// KindWrite, ...).
+	// Kind returns the kind of node the lock queues (KindLock, KindRead, ...).
 	Kind() Kind
 }
 
@@ -31,18 +29,12 @@ func (h *RWHalf) isNil() bool         { return h == nil }
 func (m *SemaphoreMutex) isNil() bool { return m == nil }
 
 // A MultiLock acquires several locks as one, all or nothing, as Curator's
-// InterProcessMultiLock does, with two differences:
-//
-//   - The locks are always taken in a canonical order, by path and then by
-//     kind, whatever order they were given in. Two multi-locks over the same
-//     paths, given in any orders, therefore never deadlock each other; only
-//     locks taken outside a MultiLock while one is held can. Curator takes
-//     the list order, and leaves the ordering to its callers.
-//   - One context bounds the whole acquisition; Curator gives each lock the
-//     full timeout.
-//
-// A MultiLock is safe for concurrent use; each Lock queues for every member
-// as a separate participant.
+// InterProcessMultiLock does, but always in a canonical order (by path, then
+// kind) whatever order they were given in, so two multi-locks over the same
+// paths never deadlock each other (only locks taken outside a MultiLock
+// while one is held can), and within one context for the whole acquisition.
+// It is safe for concurrent use; each Lock queues for every member as a
+// separate participant. See docs/protocol.md#multi-lock.
 type MultiLock struct {
 	locks []Locker // canonical order
 }
@@ -81,17 +73,13 @@ func NewMultiLock(locks ...Locker) (*MultiLock, error) {
 // Locks returns the member locks in the order Lock takes them.
 func (m *MultiLock) Locks() []Locker { return slices.Clone(m.locks) }
 
-// Lock acquires every member lock in the canonical order, all within ctx:
-// the deadline covers the whole acquisition, not each lock. If any member
-// fails (ctx ends, the session expires, a member already taken is lost
-// meanwhile), the members already taken are released in reverse order and
-// Lock returns a nil MultiHold and the error, joined with any release
-// errors; every node it queued is deleted.
-//
-// A context carrying holds of member locks (such as a MultiHold's Context)
-// re-enters those members, as their own Lock does. A member made with
-// WithFailOpen that answers with an unlocked stand-in (ErrUnlocked) fails
-// the whole acquisition: a multi-lock is all or nothing.
+// Lock acquires every member in the canonical order, all within ctx. If a
+// member fails (ctx ends, the session expires, a member already taken is
+// lost meanwhile), those taken are released in reverse order and Lock
+// returns a nil MultiHold and the error, joined with any release errors;
+// every node it queued is deleted. A context carrying holds of members (such
+// as a MultiHold's Context) re-enters them. A member made WithFailOpen that
+// answers ErrUnlocked fails the whole acquisition.
 func (m *MultiLock) Lock(ctx context.Context) (*MultiHold, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
@@ -174,9 +162,8 @@ func newMultiHold(ctx context.Context, holds []*Hold) *MultiHold {
 func (mh *MultiHold) Holds() []*Hold { return slices.Clone(mh.holds) }
 
 // Context returns a context cancelled when any member is lost or the
-// MultiHold is released; context.Cause then wraps ErrLost (naming the
-// member) or ErrReleased. It carries every member's hold, so passing it to a
-// member lock's Lock re-enters that member.
+// MultiHold is released (its cause wraps ErrLost, naming the member, or is
+// ErrReleased). Passed to a member's Lock, it re-enters that member.
 func (mh *MultiHold) Context() context.Context { return mh.ctx }
 
 // Done returns a channel closed when the MultiHold ends: any member lost, or

@@ -5,18 +5,13 @@ import (
 )
 
 // A Mutex is a reentrant, distributed mutual exclusion lock: Curator's
-// InterProcessMutex on the wire. Its nodes are <path>/_c_<uuid>-lock-<seq>,
-// ephemeral and sequential, under CONTAINER parents, so a Mutex excludes a
-// Curator InterProcessMutex or LeaderSelector on the same path, and a kazoo
-// Lock configured with extra_lock_patterns=["-lock-"]. kazoo's own nodes
-// count as contenders too.
-//
-// Ownership is carried by contexts, not goroutines: Lock returns a Hold whose
-// Context re-enters the same lock when passed to Lock again (the count is
-// exact, and the node is deleted at the last release). Any other context
-// queues behind the holder, even in the same process and goroutine. A Mutex
-// value is safe for concurrent use by many goroutines; each acquisition that
-// does not re-enter waits in the queue as its own participant.
+// InterProcessMutex on the wire, so it excludes a Curator InterProcessMutex
+// or LeaderSelector, a go-zookeeper zk.Lock and a kazoo Lock made with
+// extra_lock_patterns=["-lock-"] on the same path (a default kazoo Lock
+// makes it wait but ignores it). Ownership is carried by contexts, not
+// goroutines: a Hold's Context re-enters the lock, and any other context
+// queues behind the holder, even in the same goroutine. A Mutex is safe for
+// concurrent use. See docs/protocol.md#mutex.
 type Mutex struct {
 	q queue
 }
@@ -37,14 +32,12 @@ func NewMutex(s *Session, path string, opts ...Option) (*Mutex, error) {
 func (m *Mutex) Path() string { return m.q.path }
 
 // Lock acquires the mutex, waiting until it is free, ctx is done, or the
-// session expires while waiting. If ctx carries a hold of this mutex (it is,
-// or derives from, a Hold's Context), Lock re-enters at once.
-//
-// On failure Lock returns a nil Hold and an error: ctx's cause if it ended
-// (context.Canceled or DeadlineExceeded), ErrSessionExpired, ErrClosed, or
-// a ZooKeeper error; the node it queued is deleted before or, if the
-// connection is down, after Lock returns. Connection problems while queueing
-// are retried with the session's backoff until ctx ends.
+// session expires while waiting; a ctx carrying a hold of this mutex (a
+// Hold's Context, or one derived from it) re-enters at once. Connection
+// problems are retried with the session's backoff. On failure Lock returns
+// a nil Hold and ctx's cause, ErrSessionExpired, ErrClosed or a ZooKeeper
+// error, and the node it queued is deleted, in the background if the
+// connection is down.
 func (m *Mutex) Lock(ctx context.Context) (*Hold, error) { return m.q.lock(ctx) }
 
 // TryLock acquires the mutex only if no one holds it or queues for it now,

@@ -32,9 +32,8 @@ func ValidateNamespace(ns string) error {
 // "" if it has none (Curator's getNamespace).
 func (s *Session) Namespace() string { return s.cfg.namespace }
 
-// FullPath returns the znode path of a caller's path p on this session: p
-// under the namespace (WithNamespace), or p itself without one. It is what
-// to give Session.Conn for a path a recipe names.
+// FullPath returns the znode path of a caller's path p on this session (p
+// under the namespace, if any): what to give Session.Conn for it.
 func (s *Session) FullPath(p string) string {
 	if s.cfg.namespace == "" {
 		return p

@@ -10,44 +10,31 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// Observe follows the election's leader without taking part: it emits the
-// current leader, then every change, on the returned channel, and closes
-// the channel when ctx ends or the session is closed. See LeaderLatch.Observe
-// for the guarantees, which are the same.
+// Observe follows the election's leader without taking part, as
+// LeaderLatch.Observe does (see there): it emits the current leader, then
+// every change, and closes the channel when ctx ends or the session closes.
 func (e *LeaderElection) Observe(ctx context.Context) <-chan Participant {
 	return observeLeader(ctx, e.q.s, e.q.dir)
 }
 
 // Observe follows the latch's leader without taking part (the latch need
-// not be started): it emits the current leader, then every change of
-// leader, on the returned channel, and closes the channel when ctx ends or
-// the session is closed. A Participant with an empty Node means that no one
-// takes part now. Leaders are emitted in the order they led, each once.
-//
-// It keeps one watch at a time: a data watch on the leader's node, so the
-// other participants joining or leaving cost nothing, and the queue is
-// listed again only when that node goes (or after a reconnect, since a
-// watch may have been missed meanwhile). With no participant it watches
-// the directory's children, or the directory's creation if it does not
-// exist. Errors are retried with the session's backoff.
-//
-// The channel has latest-value semantics: it holds at most one leader not
-// yet received, replaced by a newer one, so a slow reader never delays the
-// observer or the session, and the first value it then receives is the
-// latest leader the observer knows of; leaders that came and went while it
-// was not reading are skipped. A leader may also be skipped when it led
-// for less time than a listing takes. The observer's goroutine ends when
-// the channel is closed. A nil ctx gives a closed channel.
+// not be started): it emits the current leader, then every change, each
+// leader once and in the order they led, and closes the channel (ending its
+// goroutine) when ctx ends or the session is closed. An empty Node means no
+// one takes part. The channel has latest-value semantics: a slow reader
+// never delays the observer or the session, and receives the latest leader
+// known, skipping those that came and went meanwhile (a leader may also be
+// skipped that led for less time than a listing takes). Errors are retried
+// with the session's backoff; a nil ctx gives a closed channel.
+// See docs/protocol.md#observing-a-leader.
 func (l *LeaderLatch) Observe(ctx context.Context) <-chan Participant {
 	return observeLeader(ctx, l.q.s, l.q.dir)
 }
 
-// ObserveLeader follows the leader of the election or latch at path on s
-// without creating anything, as LeaderLatch.Observe does (see there for the
-// guarantees); it is the same for both recipes, since either queue's leader
-// is its lowest node. It returns an error wrapping ErrInvalidArgument for a
-// nil context or session and ErrInvalidPath for a bad path; otherwise the
-// channel, closed when ctx ends or the session is closed.
+// ObserveLeader follows the leader of the election or latch at path on s,
+// creating nothing, as LeaderLatch.Observe does. It returns an error
+// wrapping ErrInvalidArgument for a nil context or session and
+// ErrInvalidPath for a bad path.
 func ObserveLeader(ctx context.Context, s *Session, path string) (<-chan Participant, error) {
 	if ctx == nil || s == nil {
 		return nil, fmt.Errorf("%w: nil context or session", ErrInvalidArgument)

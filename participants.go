@@ -24,13 +24,11 @@ type Participant struct {
 	Data     []byte
 }
 
-// Queue orders the children of the lock directory dir (a caller's path) as
-// the recipes do and judges them as Participants does: each returned
-// Participant has Node, Path, Kind, Sequence, Holds and Waits set, and
-// Token, Session, Ctime and Data zero (they come from each node's stat,
-// which Queue does not read). Children that are not lock nodes are left
-// out; lease nodes (a semaphore's, under path/leases) all hold. It does no
-// I/O, so a caller that watches a directory can judge each listing itself.
+// Queue orders the children of the lock directory dir (a caller's path) and
+// judges them as Participants does, without I/O, so a caller that watches a
+// directory can judge each listing itself. Token, Session, Ctime and Data
+// are zero (they come from each node's stat); children that are not lock
+// nodes are left out; lease nodes (a semaphore's, under path/leases) hold.
 func Queue(dir string, children []string) []Participant {
 	return participantsOf(dir, sortContenders(children), func(cs []contender, i int) (bool, int) {
 		if cs[i].kind == KindLease {
@@ -40,8 +38,8 @@ func Queue(dir string, children []string) []Participant {
 	})
 }
 
-// participantsOf makes the Participants of the ordered contenders cs of dir, as
-// decide judges them; dir is the caller's path.
+// participantsOf makes the Participants of the ordered contenders cs of
+// dir (a caller's path), as decide judges them.
 func participantsOf(dir string, cs []contender, decide func([]contender, int) (bool, int)) []Participant {
 	out := make([]Participant, len(cs))
 	for i, c := range cs {
@@ -55,9 +53,9 @@ func participantsOf(dir string, cs []contender, decide func([]contender, int) (b
 }
 
 // Participants lists the contenders at a lock path whatever the recipe, in
-// queue order, as `zklock status` shows them: mutex and write nodes hold at
-// the head of the queue, read nodes while no other kind is ahead of them,
-// and a semaphore's lease nodes (under path/leases) all count as holders.
+// queue order, as `zklock status` shows them, each judged by its own kind's
+// rule (docs/protocol.md#who-holds-and-who-watches-whom); a semaphore's
+// lease nodes (under path/leases) all hold.
 func Participants(ctx context.Context, s *Session, path string) ([]Participant, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)

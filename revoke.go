@@ -9,21 +9,17 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// revokeMessage is the data Curator's Revoker writes to ask a holder to
-// release.
+// revokeMessage is what Curator's Revoker writes to ask for a release.
 var revokeMessage = []byte("__REVOKE__")
 
 // Revoke asks the holder of the lock node at nodePath to release it, by
-// writing Curator's "__REVOKE__" to the node, as Curator's
-// Revoker.attemptRevoke does. It reaches zklock holds made with
-// WithRevocable and Curator locks made revocable; other holders ignore it.
-// nodePath is the caller's path, as Hold.Node and Participant.Path give it
-// (on a session with a namespace, WithNamespace, the namespace is added),
-// and must name a contender's node, not a lock path: anything whose name is
-// not a lock node's is refused with ErrInvalidArgument, and nothing is
-// written. A node that is already gone is not an error. The request is
-// bounded by ctx; a nil ctx or session is an error wrapping
-// ErrInvalidArgument, a closed session ErrClosed.
+// writing "__REVOKE__" to the node as Curator's Revoker.attemptRevoke does:
+// holds made WithRevocable and revocable Curator locks see it, others
+// ignore it. nodePath is a contender's node as Hold.Node and
+// Participant.Path give it (the caller's path, without the namespace);
+// anything else is refused with ErrInvalidArgument, writing nothing. A node
+// already gone is not an error. ctx bounds the request; a nil ctx or
+// session is an error wrapping ErrInvalidArgument, a closed session ErrClosed.
 func Revoke(ctx context.Context, s *Session, nodePath string) error {
 	if s == nil {
 		return fmt.Errorf("%w: nil session", ErrInvalidArgument)

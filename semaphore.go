@@ -7,36 +7,16 @@ import (
 )
 
 // A Semaphore is a counting semaphore with a fixed number of leases:
-// Curator's InterProcessSemaphoreV2 on the wire, so it shares its leases with
-// Curator InterProcessSemaphoreV2 and InterProcessSemaphoreMutex clients of
-// the same path and the same lease count.
-//
-// The layout is Curator's, under CONTAINER parents:
-//
-//	<path>/locks/_c_<uuid>-lock-<seq>    an internal Mutex, held only while taking leases
-//	<path>/leases/_c_<uuid>-lease-<seq>  one ephemeral-sequential node per lease held
-//
-// Taking a lease: lock the internal mutex, create the lease node, wait until
-// <path>/leases has at most the lease count of children (every child counts,
-// foreign ones too, as in Curator), then unlock the internal mutex. Leases
-// are unordered: whoever has a node under leases holds one. Because the
-// internal mutex serialises the creation of lease nodes, a lease's token (the
-// czxid of its node) is greater than that of every lease taken before it.
-//
-// With more than one lease, holders are concurrent by design: a resource
-// shared by them cannot use the single "highest token wins" fencing rule;
-// Token still identifies each lease and orders their grants.
-//
-// Every participant must use the same lease count. The count is stored as
-// the data of the node at path (the decimal count, as kazoo's Semaphore
-// stores its max_leases; Curator leaves that data empty and never reads
-// it), and an acquire by a participant configured with another count fails
-// with an error wrapping ErrInvalidArgument. Curator's semaphores neither
-// store nor check it: a Curator participant with another count is not
-// refused.
-//
-// A Semaphore is not reentrant: each Acquire takes a new lease, whatever
-// context it is given. It is safe for concurrent use by many goroutines.
+// Curator's InterProcessSemaphoreV2 on the wire, so it shares its leases
+// with Curator InterProcessSemaphoreV2 and InterProcessSemaphoreMutex
+// clients of the same path and lease count. Every participant must use the
+// same count: it is stored in the semaphore's node, and an acquire with
+// another count fails with an error wrapping ErrInvalidArgument (Curator
+// participants are not checked). A Semaphore is not reentrant: each Acquire
+// takes a new lease, whatever its context. With more than one lease,
+// holders are concurrent by design, so a resource they share cannot use the
+// "highest token wins" fencing rule. A Semaphore is safe for concurrent use.
+// See docs/protocol.md#semaphore.
 type Semaphore struct {
 	s      *Session
 	path   string
@@ -45,18 +25,13 @@ type Semaphore struct {
 	lease  queue // the lease nodes at <path>/leases
 }
 
-// NewSemaphore returns a semaphore of leases leases at path on s. It does no
-// I/O: the nodes are created on the first acquire. It returns an error
-// wrapping ErrInvalidArgument for a nil session or a lease count below 1,
-// and ErrInvalidPath for an invalid path.
-//
-// Options: WithData sets the lease nodes' data (default: this host's
-// address, as Curator's default); WithACL applies to every node the
-// semaphore creates; WithRevocable gives each Hold a Revoked channel (an
-// extension: Curator's semaphores are not revocable, but its Revoker works
-// on any node) and stores empty data. The internal mutex's nodes always
-// carry the host address, as Curator's do. WithFailOpen is not implemented
-// for semaphores and is refused with ErrInvalidArgument.
+// NewSemaphore returns a semaphore of n leases at path on s. It does no
+// I/O. It returns an error wrapping ErrInvalidArgument for a nil session, n
+// below 1 or WithFailOpen (not implemented for semaphores), and
+// ErrInvalidPath for an invalid path. WithData sets the lease nodes' data
+// (default: this host's address); WithACL applies to every node it creates;
+// WithRevocable gives each Hold a Revoked channel (an extension: Curator's
+// semaphores are not revocable).
 func NewSemaphore(s *Session, path string, n int, opts ...Option) (*Semaphore, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("%w: %d leases, want at least 1", ErrInvalidArgument, n)
@@ -84,23 +59,18 @@ func (m *Semaphore) Path() string { return m.path }
 func (m *Semaphore) Leases() int { return m.leases }
 
 // Participants returns the lease nodes in creation order. Holds is true for
-// the first Leases of them: lease creation is serialised by the internal
-// mutex and a lease is granted before the next is created, so a node beyond
-// the lease count is the one participant still waiting for a lease.
+// the first Leases of them; a node beyond them is the one participant still
+// waiting for a lease.
 func (m *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
 	return participants(ctx, m.s, m.lease.dir, leaseView(m.leases))
 }
 
 // Acquire takes one lease, waiting until one is free, ctx is done, or the
-// session expires while waiting. The Hold's Token is the czxid of the lease
-// node and its Done channel closes if the lease may be lost (see Hold).
-// Release the Hold, from any goroutine, to return the lease.
-//
-// On failure Acquire returns a nil Hold and an error: ctx's cause if it
-// ended (wrapped with ErrUnreachable if the session was not connected then),
-// ErrSessionExpired, ErrClosed, or a ZooKeeper error. Neither the
-// internal lock node nor the lease node is left behind: both are deleted
-// before or, if the connection is down, after Acquire returns.
+// session expires while waiting; release the Hold, from any goroutine, to
+// return it. On failure it returns a nil Hold and ctx's cause (wrapped with
+// ErrUnreachable if the session was not connected then), ErrSessionExpired,
+// ErrClosed or a ZooKeeper error, and leaves no node behind (deleted in the
+// background if the connection is down).
 func (m *Semaphore) Acquire(ctx context.Context) (*Hold, error) {
 	hs, err := m.acquire(ctx, 1, &m.lock, &m.lease)
 	if err != nil {
@@ -120,12 +90,10 @@ func (m *Semaphore) TryAcquire(ctx context.Context) (*Hold, error) {
 	return hs[0], nil
 }
 
-// AcquireN takes n leases, all or nothing: either it returns n Holds, or it
-// returns an error having released every lease it took. Unlike Curator,
-// which takes the internal mutex once per lease, AcquireN keeps the internal
-// mutex until it has all n leases, so two AcquireN calls never each hold a
-// part of what the other waits for. n must be between 1 and the lease count
-// (ErrInvalidArgument otherwise: more could never be granted).
+// AcquireN takes n leases, all or nothing: it returns n Holds, or an error
+// having released every lease it took. It keeps the internal mutex until it
+// has all n, so two AcquireN calls never each hold part of what the other
+// waits for. n must be from 1 to Leases (ErrInvalidArgument otherwise).
 func (m *Semaphore) AcquireN(ctx context.Context, n int) ([]*Hold, error) {
 	if n < 1 || n > m.leases {
 		return nil, fmt.Errorf("%w: %d leases asked of a semaphore of %d", ErrInvalidArgument, n, m.leases)
@@ -134,10 +102,8 @@ func (m *Semaphore) AcquireN(ctx context.Context, n int) ([]*Hold, error) {
 }
 
 // acquire takes n leases through lease while holding the internal mutex
-// through lock (the queues themselves, or their try copies, which refuse
-// at once: a try writes nothing while the leases are visibly all taken).
-// The internal mutex is a hold like any other, so its release hands it to
-// a local waiter without a listing; every failure releases what was taken.
+// through lock (the queues, or their try copies, which write nothing while
+// the leases are visibly all taken); every failure releases what it took.
 func (m *Semaphore) acquire(ctx context.Context, n int, lock, lease *queue) (_ []*Hold, err error) {
 	if err := m.s.begin(ctx); err != nil {
 		return nil, err

@@ -10,23 +10,14 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// The lease count is stored as the data of the semaphore's own node
-// (<path>): the decimal count, as kazoo's Semaphore stores its max_leases
-// there. Curator creates that node as an empty CONTAINER parent and never
-// reads its data, so the wire stays Curator's.
-//
-// Every acquire checks the stored count while it holds the internal mutex:
-// the mutex's node keeps <path> from being reaped, and the count is only
-// ever written into empty data, so two participants holding the mutex in
-// turn cannot read two different counts. The check runs alongside the
-// lease's own requests (see Semaphore.acquire), so it costs no round trip.
+// The lease count is stored in the semaphore's node and checked under the
+// internal mutex: see docs/protocol.md#the-lease-count.
 
 // checkCount compares the semaphore's stored lease count with m.leases,
-// storing it first if the node's data is empty. It returns an error
-// wrapping ErrInvalidArgument if another count is stored. Data that is not
-// a decimal count (someone else's) is left alone and not checked, as kazoo
-// does; so is a node this session may not write (a NoAuth on the store).
-// Connection problems are retried, as the acquire's own requests are.
+// storing it first into empty data, and returns an error wrapping
+// ErrInvalidArgument if another count is stored. Data that is not a count,
+// and a node this session may not write, are left unchecked. Connection
+// problems are retried, as the acquire's own requests are.
 func (m *Semaphore) checkCount(ctx context.Context) error {
 	err := m.checkCountOnce(ctx)
 	for attempt := 0; isConnErr(err); attempt++ {

@@ -2,27 +2,21 @@ package zklock
 
 import "context"
 
-// A SemaphoreMutex is a non-reentrant distributed mutex: Curator's
-// InterProcessSemaphoreMutex on the wire, that is a Semaphore with one lease
-// (see Semaphore for the layout). It excludes Curator
-// InterProcessSemaphoreMutex clients and InterProcessSemaphoreV2 clients with
-// one lease on the same path. It does not exclude a Mutex or a Curator
-// InterProcessMutex on the same path: that is another protocol.
-//
-// Not reentrant: a Lock by a goroutine that already holds the mutex, even
-// one passing the Hold's Context, waits like anyone else, so it waits
-// forever unless ctx ends or the hold is released from another goroutine.
-// Use a Mutex for reentrancy. Unlike a Mutex, a SemaphoreMutex's Hold may be
-// released from any goroutine (as Curator's may be released from any thread).
-//
-// A SemaphoreMutex is safe for concurrent use by many goroutines.
+// A SemaphoreMutex is a non-reentrant distributed mutex: a Semaphore with
+// one lease, Curator's InterProcessSemaphoreMutex on the wire. It excludes
+// Curator InterProcessSemaphoreMutex and one-lease InterProcessSemaphoreV2
+// clients on the same path, but not a Mutex or an InterProcessMutex (another
+// protocol). A Lock passing the Context of a Hold of it still waits, forever
+// unless ctx ends or the hold is released: use a Mutex for reentrancy. Its
+// Hold may be released from any goroutine. A SemaphoreMutex is safe for
+// concurrent use. See docs/protocol.md#semaphore.
 type SemaphoreMutex struct {
 	sem *Semaphore
 }
 
-// NewSemaphoreMutex returns a semaphore mutex at path on s. It does no I/O.
-// It returns an error for a nil session or an invalid path. The options are
-// the Semaphore's.
+// NewSemaphoreMutex returns a semaphore mutex at path on s, with the
+// Semaphore's options. It does no I/O and returns an error for a nil session
+// or an invalid path.
 func NewSemaphoreMutex(s *Session, path string, opts ...Option) (*SemaphoreMutex, error) {
 	sem, err := NewSemaphore(s, path, 1, opts...)
 	if err != nil {
@@ -41,12 +35,8 @@ func (m *SemaphoreMutex) Participants(ctx context.Context) ([]Participant, error
 }
 
 // Lock acquires the mutex, waiting until it is free, ctx is done, or the
-// session expires while waiting. It never re-enters (see SemaphoreMutex).
-// The Hold's Token is the czxid of its lease node.
-//
-// On failure Lock returns a nil Hold and an error: ctx's cause if it ended,
-// ErrSessionExpired, ErrClosed, or a ZooKeeper error; no node is left
-// behind (see Semaphore.Acquire).
+// session expires while waiting; it never re-enters. On failure it returns a
+// nil Hold and an error, as Semaphore.Acquire does, leaving no node behind.
 func (m *SemaphoreMutex) Lock(ctx context.Context) (*Hold, error) { return m.sem.Acquire(ctx) }
 
 // TryLock acquires the mutex only if it is free now; otherwise it returns
@@ -54,9 +44,8 @@ func (m *SemaphoreMutex) Lock(ctx context.Context) (*Hold, error) { return m.sem
 func (m *SemaphoreMutex) TryLock(ctx context.Context) (*Hold, error) { return m.sem.TryAcquire(ctx) }
 
 // Kind returns KindLease, so a SemaphoreMutex is a Locker and can be a
-// member of a MultiLock (as Curator's InterProcessMultiLock accepts an
-// InterProcessSemaphoreMutex). It is not reentrant there either: a
-// MultiHold's Context does not re-enter it.
+// member of a MultiLock (as in Curator's InterProcessMultiLock); a
+// MultiHold's Context does not re-enter it either.
 func (m *SemaphoreMutex) Kind() Kind { return KindLease }
 
 var _ Locker = (*SemaphoreMutex)(nil)
