@@ -9,10 +9,6 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// revokeMessage is the data Curator's Revoker writes to ask a holder to
-// release.
-var revokeMessage = []byte("__REVOKE__")
-
 // Revoke asks the holder of the lock node at nodePath to release it, by
 // writing Curator's "__REVOKE__" to the node, as Curator's
 // Revoker.attemptRevoke does. It reaches zklock holds made with
