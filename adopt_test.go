@@ -44,18 +44,18 @@ func TestIntegration_OwnNodeAheadIsAdopted(t *testing.T) {
 			_, stat, err := s.Conn().Exists(second)
 			require.NoError(t, err)
 
-			// acquire (wait.go), from the second node on, as create returned it.
+			// acquire (watcher.go), from the second node on, as create returned it.
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			w := &waiter{q: q, ctx: ctx, start: time.Now(), wk: wokeRelist, stepped: make(chan struct{}, 1),
-				e: &entry{dir: q.dir, name: path.Base(second), sid: s.ID(), stat: stat}}
+			w := &waiter{q: q, ctx: ctx, start: time.Now(), next: stepList, stepped: make(chan struct{}, 1),
+				e: newEntry(q.dir, path.Base(second), s.ID(), stat)}
 			w.run = w.step
 			for {
 				go w.run()
 				if <-w.stepped; w.hold != nil || w.err != nil {
 					break
 				}
-				w.wk = w.sleep()
+				w.next = w.sleep()
 			}
 			require.NoError(t, w.err, "the wait waited on our own node")
 			h := w.hold
@@ -93,7 +93,7 @@ func TestIntegration_FindAdoptsTheEarliest(t *testing.T) {
 	e, err := q.find(ctx, prefix, s.ID())
 	require.NoError(t, err)
 	require.NotNil(t, e)
-	require.Equal(t, nodes[0], e.node())
+	require.Equal(t, nodes[0], e.node)
 	require.Eventually(t, func() bool {
 		kids, _, err := s.Conn().Children(q.dir)
 		return err == nil && len(kids) == 1 && kids[0] == path.Base(nodes[0])

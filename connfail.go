@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 )
@@ -73,28 +74,30 @@ func tlsRefused(err error) bool {
 // connFailures is what the session knows of its failed connection
 // attempts since a server last granted it a session.
 type connFailures struct {
+	tls bool         // the session uses TLS
+	log *slog.Logger // the session's
+
 	mu     sync.Mutex
 	last   *ConnectError     // the latest
-	tls    *ConnectError     // the latest TLS refusal
+	tlsErr *ConnectError     // the latest TLS refusal
 	logged map[string]string // per server, the reason last logged at Warn
 }
 
-// connectFailed records a failed attempt to reach server and logs a
-// reason not logged before for that server (repeats go to Debug).
-func (s *Session) connectFailed(server string, err error) {
+// record records a failed attempt to reach server and logs a reason not
+// logged before for that server (repeats go to Debug).
+func (f *connFailures) record(server string, err error) {
 	e := &ConnectError{Server: server, Err: err}
 	var se *stageError
-	if s.cfg.tls != nil && tlsRefused(err) {
+	if f.tls && tlsRefused(err) {
 		e.tls = true
 		if errors.As(err, &se) { // "TLS handshake failed with ...": the stage goes without saying
 			e.Err = se.err
 		}
 	}
-	f := &s.failures
 	f.mu.Lock()
 	f.last = e
 	if e.tls {
-		f.tls = e
+		f.tlsErr = e
 	}
 	msg := e.Error()
 	repeat := f.logged[server] == msg
@@ -104,37 +107,35 @@ func (s *Session) connectFailed(server string, err error) {
 	f.logged[server] = msg
 	f.mu.Unlock()
 	if repeat {
-		s.log.Debug("zklock: connection attempt failed", "server", server, "err", err)
+		f.log.Debug("zklock: connection attempt failed", "server", server, "err", err)
 		return
 	}
-	s.log.Warn("zklock: connection attempt failed", "server", server, "err", msg)
+	f.log.Warn("zklock: connection attempt failed", "server", server, "err", msg)
 }
 
-// connectSucceeded forgets the failures: a server granted a session.
-func (s *Session) connectSucceeded() {
-	f := &s.failures
+// reset forgets the failures: a server granted a session.
+func (f *connFailures) reset() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.last, f.tls, f.logged = nil, nil, nil
+	f.last, f.tlsErr, f.logged = nil, nil, nil
 }
 
-// connectFailure is the failure to report: the latest TLS refusal, else
-// the latest failure, since a server last granted a session; nil if none.
-func (s *Session) connectFailure() *ConnectError {
-	f := &s.failures
+// latest is the failure to report: the latest TLS refusal, else the latest
+// failure, since a server last granted a session; nil if none.
+func (f *connFailures) latest() *ConnectError {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.tls != nil {
-		return f.tls
+	if f.tlsErr != nil {
+		return f.tlsErr
 	}
 	return f.last
 }
 
-// withFailure adds the reason of the latest failed connection attempt, if
-// any, to err, the error of a wait that ended while not connected.
-func (s *Session) withFailure(err error) error {
-	if f := s.connectFailure(); f != nil {
-		return fmt.Errorf("%w; %w", err, f)
+// wrap adds the reason of the latest failed connection attempt, if any, to
+// err, the error of a wait that ended while not connected.
+func (f *connFailures) wrap(err error) error {
+	if l := f.latest(); l != nil {
+		return fmt.Errorf("%w; %w", err, l)
 	}
 	return err
 }

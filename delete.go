@@ -14,6 +14,18 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
+// connectedAs returns a context that lasts as long as the current
+// connection, if the session is connected as ZooKeeper session sid: the
+// bound of requests that must not wait for a dead connection.
+func (s *Session) connectedAs(sid int64) (context.Context, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != StateConnected || s.sid != sid {
+		return nil, false
+	}
+	return s.connCtx, true
+}
+
 // abandon deletes a node we no longer want: now if connected, otherwise in
 // the background.
 func (s *Session) abandon(node string, sid int64) {
@@ -25,12 +37,9 @@ func (s *Session) abandon(node string, sid int64) {
 	s.cleaner.deleteNode(node, sid)
 }
 
-// deleteReleased deletes the node of a hold released by its holder. It
-// blocks for at most one round trip, and not at all while the session is
-// not connected: the request is bounded by the current connection, and if
-// that ends or was already gone, the node is deleted in the background and
-// the error says so. handoff marks an exclusive queue's head, which is handed
-// to a local waiter first (handoff.go).
+// deleteReleased deletes a released hold's node within the current
+// connection, or else in the background, and the error says so. handoff
+// marks an exclusive queue's head, handed to a local waiter first.
 func (s *Session) deleteReleased(node string, sid int64, handoff bool) error {
 	ctx, ok := s.connectedAs(sid)
 	var err error
@@ -39,7 +48,8 @@ func (s *Session) deleteReleased(node string, sid int64, handoff bool) error {
 		state, _, _ := s.snapshot()
 		err = fmt.Errorf("%w: session %v", ErrUnreachable, state)
 	case handoff:
-		err = s.releaseHead(ctx, node)
+		s.handoffs.release(node)
+		err = s.remove(ctx, node)
 	default:
 		err = s.remove(ctx, node)
 	}
@@ -60,23 +70,6 @@ func ignoreNoNode(err error) error {
 	return err
 }
 
-// cleaner deletes, in the background, nodes that a failed or abandoned
-// operation may have left behind: a node whose delete failed on a connection
-// problem, or a protected create whose outcome is unknown (found by its
-// prefix). It retries until the delete succeeds, the node is gone, or the
-// session that owned the node is gone (its ephemeral nodes go with it).
-type cleaner struct {
-	s       *Session
-	jobs    []cleanJob
-	running bool
-}
-
-type cleanJob struct {
-	dir, prefix string // find-and-delete: a child of dir starting with prefix
-	node        string // or this node
-	sid         int64  // the session that owns the node
-}
-
 func (c *cleaner) deleteNode(node string, sid int64) { c.add(cleanJob{node: node, sid: sid}) }
 
 func (c *cleaner) findAndDelete(dir, prefix string, sid int64) {
@@ -95,13 +88,6 @@ func (c *cleaner) add(j cleanJob) {
 		c.running = true
 		s.bg.Go(c.run)
 	}
-}
-
-// pending returns the number of jobs not yet done.
-func (c *cleaner) pending() int {
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	return len(c.jobs)
 }
 
 func (c *cleaner) run() {
@@ -125,11 +111,8 @@ func (c *cleaner) run() {
 			continue
 		}
 		// The job is tried whatever session is current: the node's name
-		// (our UUID) is ours alone, and the session that made it may not
-		// be the one that was current when the job was queued (a create
-		// sent while connecting or reconnecting runs under the session
-		// the server grants). A node of an expired session is already
-		// gone: one request finds that out.
+		// (our UUID) is ours alone, and a create sent while reconnecting
+		// runs under the session the server grants next.
 		err := c.do(j)
 		done := err == nil || !isConnErr(err)
 		if err != nil && !isConnErr(err) {
@@ -156,8 +139,7 @@ func (c *cleaner) do(j cleanJob) error {
 	if j.node != "" {
 		return c.s.remove(ctx, j.node)
 	}
-	// As in find (create.go): a lagging server would list the directory
-	// without the node, and the node would outlive the search.
+	// As in find: a lagging server would list the directory without it.
 	if !negNoSync { // test-only (negative_off.go)
 		if err := c.s.sync(ctx, j.dir); err != nil {
 			return err
@@ -175,4 +157,68 @@ func (c *cleaner) do(j cleanJob) error {
 		}
 	}
 	return nil
+}
+
+// await registers a waiter's interest in the node at p.
+func (hs *handoffs) await(p string) *handoff {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.m == nil {
+		hs.m = make(map[string]*handoff)
+	}
+	h := hs.m[p]
+	if h == nil {
+		h = &handoff{released: make(chan struct{})}
+		hs.m[p] = h
+	}
+	h.users++
+	return h
+}
+
+func (hs *handoffs) drop(p string) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if h := hs.m[p]; h != nil {
+		if h.users--; h.users == 0 {
+			delete(hs.m, p)
+		}
+	}
+}
+
+// release tells the local waiters on node, the head released by its
+// holder, that the lock is theirs.
+func (hs *handoffs) release(node string) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if h := hs.m[node]; h != nil {
+		delete(hs.m, node)
+		close(h.released)
+	}
+}
+
+// any reports whether a waiter is registered.
+func (hs *handoffs) any() bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return len(hs.m) > 0
+}
+
+// done returns the channel closed when the node is handed over (nil,
+// never ready, without a registration).
+func (h *handoff) done() <-chan struct{} {
+	if h == nil {
+		return nil
+	}
+	return h.released
+}
+
+// handedOff reports whether the node h was registered on has been handed
+// over to this session's waiter.
+func (h *handoff) handedOff() bool {
+	select {
+	case <-h.done():
+		return true
+	default:
+		return false
+	}
 }

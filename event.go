@@ -2,7 +2,6 @@ package zklock
 
 import (
 	"fmt"
-	"sync/atomic"
 	"time"
 )
 
@@ -65,42 +64,37 @@ type Event struct {
 	Err     error         // EventLost: the cause, wrapping ErrLost; EventAcquireFailed: why
 }
 
-// acquires numbers the acquires of the process, for Event.Acquire.
-var acquires atomic.Uint64
+// State is the liveness of a Session's connection, as the recipes see it.
+type State int32
 
-// started reports w's acquire as begun, numbering it.
-func (q *queue) started(w *waiter) {
-	w.id = acquires.Add(1)
-	if !q.internal {
-		q.s.observe(Event{Kind: EventAcquiring, Acquire: w.id, Path: q.path})
-	}
-}
+const (
+	// StateConnecting: no session has been established yet.
+	StateConnecting State = iota
+	// StateConnected: a live connection with a session.
+	StateConnected
+	// StateSuspended: the connection dropped; the session may still be alive
+	// on the servers, and go-zookeeper is reconnecting. Holds stay valid until
+	// the loss limit (see WithLossLimit).
+	StateSuspended
+	// StateExpired: the servers expired the session; every node it owned is
+	// gone and go-zookeeper is establishing a new session.
+	StateExpired
+	// StateClosed: Close was called.
+	StateClosed
+)
 
-// failed reports the end of w's acquire with w.err. An acquire whose hold
-// was registered before it failed (a latch's or election's confirmation
-// found the node gone) reports the hold lost instead, so that every
-// EventAcquired is followed by EventReleased or EventLost.
-func (q *queue) failed(w *waiter) {
-	if q.internal {
-		return
+func (s State) String() string {
+	switch s {
+	case StateConnecting:
+		return "connecting"
+	case StateConnected:
+		return "connected"
+	case StateSuspended:
+		return "suspended"
+	case StateExpired:
+		return "expired"
+	case StateClosed:
+		return "closed"
 	}
-	ev := Event{Kind: EventAcquireFailed, Acquire: w.id, Path: q.path, Wait: time.Since(w.start), Err: w.err}
-	if w.e != nil {
-		ev.Node = w.e.node()
-	}
-	if w.registered {
-		ev.Kind, ev.Wait, ev.Err = EventLost, 0, fmt.Errorf("%w: %w", ErrLost, w.err)
-	}
-	q.s.observe(ev)
-}
-
-// refused reports a try that found the lock taken before it wrote
-// anything: an acquire that starts and fails at once.
-func (q *queue) refused(err error) {
-	if q.internal {
-		return
-	}
-	id := acquires.Add(1)
-	q.s.observe(Event{Kind: EventAcquiring, Acquire: id, Path: q.path})
-	q.s.observe(Event{Kind: EventAcquireFailed, Acquire: id, Path: q.path, Err: err})
+	return fmt.Sprintf("State(%d)", int32(s))
 }

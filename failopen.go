@@ -1,5 +1,8 @@
 package zklock
 
+// An acquire while ZooKeeper is unreachable: its error says so, and with
+// WithFailOpen the caller runs without the lock once the bound has passed.
+
 import (
 	"context"
 	"errors"
@@ -23,7 +26,7 @@ func (q *queue) unreachable(err error) error {
 	if state, _, _ := q.s.snapshot(); state == StateConnected {
 		return err
 	}
-	switch f := q.s.connectFailure(); {
+	switch f := q.s.failures.latest(); {
 	case f == nil:
 		return fmt.Errorf("%w: %w", ErrUnreachable, err)
 	case errors.Is(f, ErrTLSHandshake): // a configuration error, not unreachable
@@ -33,8 +36,9 @@ func (q *queue) unreachable(err error) error {
 	}
 }
 
-// lockFailOpen runs an acquire that gives up, with a non-exclusive hold,
-// once the session has been unreachable for the fail-open bound.
+// lockFailOpen is obtain for WithFailOpen: once the session has been
+// unreachable for the bound, the acquire gives up and the caller runs
+// with a hold that excludes no one (failopen.go).
 func (q *queue) lockFailOpen(ctx context.Context) (*Hold, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
@@ -48,16 +52,22 @@ func (q *queue) lockFailOpen(ctx context.Context) (*Hold, error) {
 	if err == nil || !errors.Is(context.Cause(actx), ErrUnreachable) || ctx.Err() != nil {
 		return h, err
 	}
-	if f := q.s.connectFailure(); f != nil && errors.Is(f, ErrTLSHandshake) {
-		// The servers answer; the configuration is wrong: not a reason to
-		// run without the lock.
-		return nil, fmt.Errorf("%w (acquiring %s: WithFailOpen runs without the lock only when ZooKeeper is unreachable)", f, q.path)
+	return q.s.runUnlocked(context.WithoutCancel(ctx), q.path, q.cfg.failOpen)
+}
+
+// runUnlocked gives up an acquire of path that found the session
+// unreachable for bound: it returns a hold that excludes no one, with
+// ErrUnlocked, whose context carries ctx's values. A TLS refusal is a
+// configuration error, not a reason to run without the lock.
+func (s *Session) runUnlocked(ctx context.Context, path string, bound time.Duration) (*Hold, error) {
+	if f := s.failures.latest(); f != nil && errors.Is(f, ErrTLSHandshake) {
+		return nil, fmt.Errorf("%w (acquiring %s: WithFailOpen runs without the lock only when ZooKeeper is unreachable)", f, path)
 	}
-	uctx, ucancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	q.s.log.Warn("zklock: zookeeper unreachable, running without the lock", "path", q.path, "bound", q.cfg.failOpen)
-	st := &hold{s: q.s, path: q.path, ctx: uctx, cancel: ucancel, count: 1, acquired: time.Now()}
+	uctx, ucancel := context.WithCancelCause(ctx)
+	s.log.Warn("zklock: zookeeper unreachable, running without the lock", "path", path, "bound", bound)
+	st := &hold{s: s, path: path, ctx: uctx, cancel: ucancel, count: 1, acquired: time.Now()}
 	st.onEnd = func() {}
-	return &Hold{h: st, unlocked: true}, fmt.Errorf("%w (%s)", ErrUnlocked, q.path)
+	return &Hold{h: st, unlocked: true}, fmt.Errorf("%w (%s)", ErrUnlocked, path)
 }
 
 // untilUnreachable cancels ctx with ErrUnreachable once the session has been

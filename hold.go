@@ -1,7 +1,9 @@
 package zklock
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -10,24 +12,16 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// A Hold is one successful acquisition of a lock. Each Lock or TryLock that
-// succeeds returns its own Hold, and each Hold is released exactly once.
+// A Hold is one successful acquisition of a lock, released exactly once. It
+// is valid until it is released or lost: the session expired, stayed
+// suspended past its loss limit, or the holder's node was deleted or
+// replaced (see ErrLost). On loss, Done closes and Err says why; stop
+// acting on the lock's behalf, and fence every write with Token, so that a
+// holder that learns of its loss too late is still refused by the resource.
 //
-// A Hold is valid until it is released or lost, whichever comes first. Loss
-// means the lock may now belong to someone else: the session expired, the
-// connection stayed suspended past the session's loss limit (WithLossLimit),
-// another client deleted the holder's node (ErrNodeDeleted, within one
-// notification: the session watches every hold's node), or the node was
-// found missing or owned by another session after a reconnect (ErrNodeGone).
-// Release is never reported as a loss. On loss, Done closes and Err
-// explains; stop acting on the lock's behalf, and fence every write with
-// Token so that a holder which learns of its loss too late is still refused
-// by the resource.
-//
-// The hold's Context carries the hold: passing it (or a context derived from
-// it) to Lock on the same lock re-enters instead of queueing, which is how a
-// reentrant lock knows its owner in Go, where goroutines have no identity.
-// Goroutines that must exclude each other must not share a hold's context.
+// Its Context re-enters the same lock when passed to Lock again: goroutines
+// that must exclude each other must not share it. See
+// docs/protocol.md#holds-and-their-loss.
 type Hold struct {
 	h        *hold
 	released atomic.Bool
@@ -60,6 +54,9 @@ type hold struct {
 	err   error
 }
 
+// revokeMessage is what Curator's Revoker writes to ask for a release.
+var revokeMessage = []byte("__REVOKE__")
+
 // holdKey identifies a lock within a session for re-entry: the same lock
 // directory and node kind.
 type holdKey struct {
@@ -68,41 +65,29 @@ type holdKey struct {
 	mark string
 }
 
-// newHold registers a fresh acquisition with the session's liveness model.
-func (s *Session) newHold(ctx context.Context, q *queue, e *entry, start time.Time, acquire uint64) (*Hold, error) {
-	h := &hold{
-		s: s, key: q.key, path: q.path,
-		node: e.node(), token: e.stat.Czxid, czxid: e.stat.Czxid, sid: e.stat.EphemeralOwner, acquire: acquire,
-		acquired: time.Now(), count: 1, handoff: q.jump, internal: q.internal,
-	}
-	if q.token != 0 {
-		h.token = q.token
-	}
+// newHold registers h, a fresh acquisition, and with watch, watches its node.
+func (s *Session) newHold(ctx context.Context, h *hold, revocable, watch bool, start time.Time) (*Hold, error) {
+	h.acquired, h.count = time.Now(), 1
 	h.ctx, h.cancel = context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), h.key, h))
-	if q.cfg.revocable {
+	if revocable {
 		h.revoked = make(chan struct{})
 	}
 	if err := s.register(h); err != nil {
 		h.cancel(err)
 		return nil, err
 	}
-	if !q.confirm && !q.internal { // a confirmed hold's watch comes with its confirmation
+	if watch {
 		s.watchNode(h)
 	}
-	s.log.Debug("zklock: acquired", "path", q.path, "node", h.node, "token", h.token)
+	s.log.Debug("zklock: acquired", "path", h.path, "node", h.node, "token", h.token)
 	if !h.internal {
-		s.observe(Event{Kind: EventAcquired, Acquire: acquire, Path: q.path, Node: h.node, Token: h.token, Wait: time.Since(start)})
+		s.observe(Event{Kind: EventAcquired, Acquire: h.acquire, Path: h.path, Node: h.node, Token: h.token, Wait: time.Since(start)})
 	}
 	return &Hold{h: h}, nil
 }
 
-// reenter returns a new Hold on the acquisition that ctx carries for key,
-// or nil if ctx carries none.
-func reenter(ctx context.Context, key any) (*Hold, error) {
-	h, ok := ctx.Value(key).(*hold)
-	if !ok {
-		return nil, nil
-	}
+// reenter returns a new Hold on the acquisition h, if it is not over.
+func (h *hold) reenter() (*Hold, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ended {
@@ -135,11 +120,9 @@ func (h *hold) finish() {
 	}
 }
 
-// Context returns a context that is cancelled when the hold is lost or its
-// last reentrant level is released; context.Cause then wraps ErrLost or
-// ErrReleased. It carries the values of the context given to Lock, minus its
-// cancellation and deadline, so a deadline meant for the wait does not end
-// the hold.
+// Context returns a context cancelled when the hold is lost or fully
+// released (context.Cause wraps ErrLost or ErrReleased). It carries the
+// values of the context given to Lock, not its deadline or cancellation.
 func (h *Hold) Context() context.Context { return h.h.ctx }
 
 // Done returns a channel closed when the hold ends: lost or fully released.
@@ -154,10 +137,8 @@ func (h *Hold) Err() error {
 	return context.Cause(h.h.ctx)
 }
 
-// Token returns the fencing token: the czxid of the holder's node, strictly
-// greater than every earlier holder's token on this lock and the same for
-// reentrant holds. A resource accepts a write iff its token is at least the
-// highest it has seen, checked and recorded atomically with the write.
+// Token returns the fencing token: the czxid of the holder's node, greater
+// than every earlier holder's on this lock (see the fence package).
 func (h *Hold) Token() int64 { return h.h.token }
 
 // Node returns the path of the holder's node as the caller sees it: under
@@ -171,11 +152,9 @@ func (h *Hold) Path() string { return h.h.path }
 func (h *Hold) SessionID() int64 { return h.h.sid }
 
 // Guard returns a check on the holder's node for zk.Conn.Multi: a multi
-// that includes it applies only while the node exists, so a write to
-// ZooKeeper made under the lock is refused once the lock is gone. It names
-// the node's full znode path, the session's namespace included (the raw
-// connection knows no namespace), so the paths of the other operations in
-// the multi must be full too (Session.FullPath):
+// that includes it applies only while the node exists. It names the full
+// znode path, namespace included, so the multi's other paths must be full
+// too (Session.FullPath):
 //
 //	_, err := sess.Conn().Multi(hold.Guard(), &zk.SetDataRequest{Path: p, Data: d, Version: -1})
 func (h *Hold) Guard() *zk.CheckVersionRequest {
@@ -186,14 +165,12 @@ func (h *Hold) String() string {
 	return fmt.Sprintf("zklock.Hold{node: %s, token: %d}", h.Node(), h.h.token)
 }
 
-// Release gives up this hold. The node is deleted when the last reentrant
-// hold of the acquisition is released. Releasing a Hold twice returns
-// ErrNotHeld; releasing a lost hold returns its loss error. If the delete
-// fails on a connection problem, Release returns the error and the session
-// keeps deleting the node in the background until it succeeds or the session
-// ends; the hold is over either way. Release does not wait for a dead
-// connection: if the session is not connected, it returns at once with an
-// error wrapping ErrUnreachable and the node is deleted in the background.
+// Release gives up this hold; the node is deleted at the last reentrant
+// release. Releasing twice returns ErrNotHeld, a lost hold its loss error.
+// Release never waits for a dead connection: if the delete fails on a
+// connection problem, or the session is not connected (ErrUnreachable), it
+// says so and the session deletes the node in the background. The hold is
+// over either way.
 func (h *Hold) Release() error {
 	if h == nil || h.h == nil || !h.released.CompareAndSwap(false, true) {
 		return ErrNotHeld
@@ -235,8 +212,152 @@ func (h *Hold) Release() error {
 // the hold a WithFailOpen acquire returns with ErrUnlocked.
 func (h *Hold) Exclusive() bool { return h.h.node != "" }
 
-// Revoked returns a channel closed when someone asks this hold's lock to be
-// released (see WithRevocable and Revoke), or nil if the lock is not
-// revocable. A request made while the hold was still queued is seen as soon
-// as it is acquired. The hold stays valid: releasing is up to the holder.
+// Revoked returns a channel closed when someone asks for this hold's release
+// (WithRevocable, Revoke; a request made while it queued counts), or nil if
+// the lock is not revocable. Releasing is up to the holder.
 func (h *Hold) Revoked() <-chan struct{} { return h.h.revoked }
+
+// register adds a hold to the liveness model, unless its node is another
+// session's or the session is closed, expired or past its loss limit.
+func (s *Session) register(h *hold) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.state == StateClosed:
+		return ErrClosed
+	case s.state == StateExpired || h.sid != s.sid:
+		return ErrSessionExpired
+	case s.state == StateSuspended && s.lossFired:
+		return ErrSuspended
+	}
+	s.holds[h.node] = h
+	return nil
+}
+
+// unregister removes a hold and reports whether it was registered.
+func (s *Session) unregister(h *hold) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unregisterLocked(h)
+}
+
+func (s *Session) unregisterLocked(h *hold) bool {
+	if s.holds[h.node] != h {
+		return false
+	}
+	delete(s.holds, h.node)
+	return true
+}
+
+func (s *Session) takeHoldsLocked(match func(*hold) bool) []*hold {
+	var out []*hold
+	for node, h := range s.holds {
+		if match(h) {
+			out = append(out, h)
+			delete(s.holds, node)
+		}
+	}
+	return out
+}
+
+// lose ends a hold that may no longer be exclusive, and deletes its node in
+// the background unless the session that owned it is gone.
+func (s *Session) lose(h *hold, reason error) {
+	err := fmt.Errorf("%w: %w", ErrLost, reason)
+	if !h.end(err) {
+		return
+	}
+	s.log.Warn("zklock: lock lost", "node", h.node, "token", h.token, "reason", reason.Error())
+	if !h.internal {
+		s.observe(Event{Kind: EventLost, Acquire: h.acquire, Path: h.path, Node: h.node, Token: h.token, Held: time.Since(h.acquired), Err: err})
+	}
+	// The node went with an expired session, or is gone or someone
+	// else's: only a node we may still own (suspended too long) is deleted.
+	if !errors.Is(reason, ErrSessionExpired) && !errors.Is(reason, ErrClosed) && !errors.Is(reason, ErrNodeGone) {
+		s.cleaner.deleteNode(h.node, h.sid)
+	}
+}
+
+// watchNode reads h's node with a watch, in the background, unless the
+// session has a data watch on it already and h needs no first read (a
+// revocable hold must see a request made while it queued).
+func (s *Session) watchNode(h *hold) {
+	if negNoNodeWatch { // test-only (negative_off.go)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.armed[h.node]; ok && h.revoked == nil {
+		return
+	}
+	s.goLocked(func() { s.recheck(h) })
+}
+
+// recheck reads h's node with a watch, in the background, and ends h if
+// the node is gone or is not the one h created; it closes h.revoked on a
+// revocation request. A connection problem is left to the reconnect, which
+// rechecks every hold.
+func (s *Session) recheck(h *hold) {
+	if h.ctx.Err() != nil {
+		return // released or lost before the watch was needed
+	}
+	data, stat, _, err := s.readWatch(context.Background(), h.node)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return // ended, or a new disconnection or expiry, handled on its own
+	}
+	if reason := h.check(data, stat, err); reason != nil && s.unregister(h) {
+		s.lose(h, fmt.Errorf("%w: %s", reason, h.node))
+	}
+}
+
+// confirm is recheck made before a hold is returned (queue.confirm): the
+// hold's node exists, is the one it created, and the hold is still valid;
+// the same read arms the hold's watch. On failure the hold is ended.
+func (s *Session) confirm(ctx context.Context, h *hold) error {
+	data, stat, _, err := s.readWatch(ctx, h.node)
+	var reason error
+	switch {
+	case err != nil && !errors.Is(err, zk.ErrNoNode):
+		reason = fmt.Errorf("zklock: confirm %s: %w", h.node, err)
+	default:
+		if r := h.check(data, stat, err); r != nil {
+			reason = fmt.Errorf("%w: %s", r, h.node)
+		}
+	}
+	if reason == nil {
+		if state, sid, _ := s.snapshot(); sid != h.sid || state != StateConnected && state != StateSuspended {
+			reason = fmt.Errorf("%w: session changed before %s could be used", ErrSessionExpired, h.node)
+		}
+	}
+	if reason != nil {
+		s.unregister(h)
+		h.end(reason)
+		return reason
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err // lost meanwhile
+}
+
+// check judges a read of h's node: the reason h is lost, or nil.
+func (h *hold) check(data []byte, stat *zk.Stat, err error) error {
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return ErrNodeDeleted
+	case stat.EphemeralOwner != h.sid || stat.Czxid != h.czxid:
+		return ErrNodeGone
+	case h.revoked != nil && bytes.Equal(data, revokeMessage):
+		h.revoke()
+	}
+	return nil
+}
+
+// revoke closes h.revoked once.
+func (h *hold) revoke() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.revokeSeen {
+		h.revokeSeen = true
+		close(h.revoked)
+	}
+}

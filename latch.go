@@ -36,11 +36,10 @@ type LeaderLatch struct {
 // lock options only WithACL applies. It does no I/O and returns an error for
 // a nil session or an invalid path.
 func NewLeaderLatch(s *Session, path, id string, opts ...Option) (*LeaderLatch, error) {
-	q, err := newQueue(s, path, path, markLatch, exclusive, opts)
+	q, err := newQueue(s, path, path, recipe{mark: markLatch, decide: exclusive, jump: true, confirm: true}, opts)
 	if err != nil {
 		return nil, err
 	}
-	q.jump, q.confirm = true, true
 	q.cfg.data, q.cfg.dataSet, q.cfg.revocable, q.cfg.failOpen = []byte(id), true, false, 0
 	return &LeaderLatch{q: q, id: id, changed: make(chan struct{}), done: make(chan struct{})}, nil
 }
@@ -98,7 +97,7 @@ func (l *LeaderLatch) run(ctx context.Context) {
 			stop(ErrClosed)
 			return
 		case err != nil && requeueable(err):
-			attempt = l.q.backoff(ctx, attempt)
+			attempt = l.q.s.cfg.retry.wait(ctx, attempt)
 			continue
 		case err != nil:
 			stop(fmt.Errorf("zklock: leader latch %s: %w", l.q.path, err))

@@ -34,11 +34,10 @@ func NewLeaderElection(s *Session, path, id string, opts ...Option) (*LeaderElec
 	if id != "" {
 		opts = append(opts[:len(opts):len(opts)], WithData([]byte(id)))
 	}
-	q, err := newQueue(s, path, path, markLock, exclusive, opts)
+	q, err := newQueue(s, path, path, recipe{mark: markLock, decide: exclusive, jump: true, confirm: true}, opts)
 	if err != nil {
 		return nil, err
 	}
-	q.jump, q.confirm = true, true
 	return &LeaderElection{q: q, id: string(q.cfg.data)}, nil
 }
 
@@ -130,7 +129,7 @@ func (e *LeaderElection) Run(ctx context.Context, fn func(ctx context.Context, l
 			case e.q.s.State() == StateClosed && !errors.Is(err, ErrClosed):
 				return fmt.Errorf("%w: %w", ErrClosed, err)
 			case e.q.cfg.requeue && requeueable(err):
-				attempt = e.q.backoff(ctx, attempt)
+				attempt = e.q.s.cfg.retry.wait(ctx, attempt)
 				continue
 			}
 			return err
@@ -172,9 +171,6 @@ func requeueable(err error) bool {
 // new participant), confirmed by the engine (CURATOR-696, queue.confirm).
 func (q *queue) campaign(ctx context.Context) (*Hold, error) {
 	if err := q.s.begin(ctx); err != nil {
-		return nil, err
-	}
-	if err := q.probe(ctx); err != nil {
 		return nil, err
 	}
 	return q.acquire(ctx)

@@ -5,40 +5,10 @@ package zklock
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 )
-
-// dial is the dialer the session gives go-zookeeper: the configured dialer,
-// wrapped so the session knows when a server was last heard from and what
-// session timeout and id the server granted.
-func (s *Session) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
-	c, err := s.cfg.dialer(network, addr, timeout)
-	if err != nil {
-		s.connectFailed(addr, err)
-		return nil, err
-	}
-	// A dial that succeeds proves nothing about our session: heard moves
-	// only when the server answers (see tapConn.answered).
-	t := &tapConn{Conn: c, s: s, server: addr, scan: replyScanner{first: true}}
-	if s.restoresWatches() {
-		t.gate = make(chan struct{})
-	}
-	return t, nil
-}
-
-// restoresWatches reports whether a reconnect now is likely to make
-// go-zookeeper restore watches (see tapConn.Read): the session has been
-// connected, and it has holds (whose nodes are watched) or watches armed.
-func (s *Session) restoresWatches() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.sid != 0 && (len(s.holds) > 0 || len(s.armed) > 0 || len(s.handoffs) > 0)
-}
 
 // lossLimit is how long a suspension may last, from the last time the server
 // was heard from, before holds are lost; negative means never.
@@ -153,9 +123,8 @@ func (s *Session) expired() {
 	}
 }
 
-// setStateLocked moves to st and wakes everyone waiting on a change. The
-// change is logged and observed once s.mu is released (see Unlock below), so
-// an observer may call back into the session.
+// setStateLocked moves to st and wakes everyone waiting on a change, which
+// is reported once s.mu is released (see unlock).
 func (s *Session) setStateLocked(st State) {
 	if s.state == st {
 		return
@@ -172,110 +141,9 @@ func (s *Session) setStateLocked(st State) {
 	s.changed = make(chan struct{})
 }
 
-// connectedAs returns a context that lasts as long as the current
-// connection, if the session is connected as ZooKeeper session sid: the
-// bound of requests that must not wait for a dead connection.
-func (s *Session) connectedAs(sid int64) (context.Context, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state != StateConnected || s.sid != sid {
-		return nil, false
-	}
-	return s.connCtx, true
-}
-
-// unlock releases s.mu and then reports the state changes made under it.
-func (s *Session) unlock() {
-	pending := s.pending
-	s.pending = nil
-	s.mu.Unlock()
-	for _, ev := range pending {
-		s.log.Info("zklock: session "+ev.State.String(), "session", fmt.Sprintf("0x%x", ev.Session))
-		s.observe(ev)
-	}
-}
-
-// snapshot returns the state, the session id it refers to, and a channel
-// closed at the next state change.
-func (s *Session) snapshot() (State, int64, <-chan struct{}) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.state, s.sid, s.changed
-}
-
 func (s *Session) stopLossTimerLocked() {
 	if s.lossTimer != nil {
 		s.lossTimer.Stop()
 		s.lossTimer = nil
-	}
-}
-
-// register adds a hold to the liveness model. It refuses a hold whose node
-// belongs to another session, or one taken while the session is closed,
-// expired, or suspended past its loss limit.
-func (s *Session) register(h *hold) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.state == StateClosed:
-		return ErrClosed
-	case s.state == StateExpired || h.sid != s.sid:
-		return ErrSessionExpired
-	case s.state == StateSuspended && s.lossFired:
-		return ErrSuspended
-	}
-	s.holds[h.node] = h
-	return nil
-}
-
-// unregister removes a hold and reports whether it was registered.
-func (s *Session) unregister(h *hold) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.unregisterLocked(h)
-}
-
-func (s *Session) unregisterLocked(h *hold) bool {
-	if s.holds[h.node] != h {
-		return false
-	}
-	delete(s.holds, h.node)
-	return true
-}
-
-func (s *Session) takeHoldsLocked(match func(*hold) bool) []*hold {
-	var out []*hold
-	for node, h := range s.holds {
-		if match(h) {
-			out = append(out, h)
-			delete(s.holds, node)
-		}
-	}
-	return out
-}
-
-// goLocked runs f in the background unless the session is closed; s.mu is
-// held, so Close cannot be waiting for the background work yet.
-func (s *Session) goLocked(f func()) {
-	if s.state != StateClosed {
-		s.bg.Go(f)
-	}
-}
-
-// lose ends a hold that may no longer be exclusive, and deletes its node in
-// the background unless the session that owned it is gone.
-func (s *Session) lose(h *hold, reason error) {
-	err := fmt.Errorf("%w: %w", ErrLost, reason)
-	if !h.end(err) {
-		return
-	}
-	s.log.Warn("zklock: lock lost", "node", h.node, "token", h.token, "reason", reason.Error())
-	if !h.internal {
-		s.observe(Event{Kind: EventLost, Acquire: h.acquire, Path: h.path, Node: h.node, Token: h.token, Held: time.Since(h.acquired), Err: err})
-	}
-	// The node went with an expired session, or is gone or someone
-	// else's: only a node we may still own (suspended too long) is deleted.
-	if !errors.Is(reason, ErrSessionExpired) && !errors.Is(reason, ErrClosed) && !errors.Is(reason, ErrNodeGone) {
-		s.cleaner.deleteNode(h.node, h.sid)
 	}
 }

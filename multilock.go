@@ -24,10 +24,6 @@ type Locker interface {
 // pointer (a *Mutex that was never made) is refused like a nil interface.
 type nilLocker interface{ isNil() bool }
 
-func (m *Mutex) isNil() bool          { return m == nil }
-func (h *RWHalf) isNil() bool         { return h == nil }
-func (m *SemaphoreMutex) isNil() bool { return m == nil }
-
 // A MultiLock acquires several locks as one, all or nothing, as Curator's
 // InterProcessMultiLock does, but always in a canonical order (by path, then
 // kind) whatever order they were given in, so two multi-locks over the same

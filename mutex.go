@@ -20,11 +20,10 @@ type Mutex struct {
 // and its parents are created on the first acquire. It returns an error for
 // a nil session or an invalid path (empty, relative, or ending in "/").
 func NewMutex(s *Session, path string, opts ...Option) (*Mutex, error) {
-	q, err := newQueue(s, path, path, markLock, exclusive, opts)
+	q, err := newQueue(s, path, path, recipe{mark: markLock, decide: exclusive, jump: true}, opts)
 	if err != nil {
 		return nil, err
 	}
-	q.jump = true
 	return &Mutex{q: q}, nil
 }
 
@@ -38,13 +37,13 @@ func (m *Mutex) Path() string { return m.q.path }
 // a nil Hold and ctx's cause, ErrSessionExpired, ErrClosed or a ZooKeeper
 // error, and the node it queued is deleted, in the background if the
 // connection is down.
-func (m *Mutex) Lock(ctx context.Context) (*Hold, error) { return m.q.lock(ctx) }
+func (m *Mutex) Lock(ctx context.Context) (*Hold, error) { return obtain(ctx, &m.q) }
 
 // TryLock acquires the mutex only if no one holds it or queues for it now,
 // and never waits for another participant: if one is ahead it returns
 // ErrLocked having written nothing. ctx bounds the ZooKeeper requests. If ctx
 // carries a hold of this mutex, TryLock re-enters.
-func (m *Mutex) TryLock(ctx context.Context) (*Hold, error) { return m.q.tryOnly().lock(ctx) }
+func (m *Mutex) TryLock(ctx context.Context) (*Hold, error) { return obtain(ctx, m.q.tryOnly()) }
 
 // Participants returns the contenders of the lock in queue order, the holder
 // first.
@@ -54,3 +53,5 @@ func (m *Mutex) Participants(ctx context.Context) ([]Participant, error) {
 
 // Kind returns KindLock, so a Mutex is a Locker.
 func (m *Mutex) Kind() Kind { return KindLock }
+
+func (m *Mutex) isNil() bool { return m == nil }

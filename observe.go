@@ -45,7 +45,7 @@ func ObserveLeader(ctx context.Context, s *Session, path string) (<-chan Partici
 	return observeLeader(ctx, s, s.FullPath(path)), nil
 }
 
-// observeLeader runs the observer of the exclusive queue in dir (a znode
+// observeLeader runs the follower of the exclusive queue in dir (a znode
 // path) on its own goroutine.
 func observeLeader(ctx context.Context, s *Session, dir string) <-chan Participant {
 	out := make(chan Participant)
@@ -55,7 +55,7 @@ func observeLeader(ctx context.Context, s *Session, dir string) <-chan Participa
 	}
 	go func() {
 		defer close(out)
-		o := observer{s: s, dir: dir}
+		o := follower{s: s, dir: dir}
 		var (
 			pending *Participant // the latest leader, not yet received
 			last    *Participant // the latest leader emitted (or pending)
@@ -120,16 +120,16 @@ func observeLeader(ctx context.Context, s *Session, dir string) <-chan Participa
 	return out
 }
 
-// observer finds a queue's leader and arms the one watch that tells when
+// follower finds a queue's leader and arms the one watch that tells when
 // it may change.
-type observer struct {
+type follower struct {
 	s   *Session
 	dir string
 }
 
 // leader lists the queue and returns its leader (a zero Participant if
 // none) with a watch: on the leader's node, else on the directory.
-func (o *observer) leader(ctx context.Context) (Participant, <-chan zk.Event, error) {
+func (o *follower) leader(ctx context.Context) (Participant, <-chan zk.Event, error) {
 	for {
 		children, err := o.s.list(ctx, o.dir)
 		if errors.Is(err, zk.ErrNoNode) {
@@ -165,7 +165,7 @@ func (o *observer) leader(ctx context.Context) (Participant, <-chan zk.Event, er
 }
 
 // get reads the leader's node into p and watches it.
-func (o *observer) get(ctx context.Context, p *Participant) (<-chan zk.Event, error) {
+func (o *follower) get(ctx context.Context, p *Participant) (<-chan zk.Event, error) {
 	data, stat, ch, err := o.s.readWatch(ctx, path.Join(o.dir, p.Node))
 	if err != nil {
 		return nil, err
@@ -176,7 +176,7 @@ func (o *observer) get(ctx context.Context, p *Participant) (<-chan zk.Event, er
 
 // rewatch watches the same leader again after its data changed; the node
 // must still be the same one (same czxid).
-func (o *observer) rewatch(ctx context.Context, p Participant) (<-chan zk.Event, error) {
+func (o *follower) rewatch(ctx context.Context, p Participant) (<-chan zk.Event, error) {
 	q := p
 	ch, err := o.get(ctx, &q)
 	if err == nil && q.Token != p.Token {

@@ -1,7 +1,6 @@
 package zklock
 
 import (
-	"context"
 	"crypto/tls"
 	"log/slog"
 	"net"
@@ -79,33 +78,6 @@ func WithDialer(d zk.Dialer) SessionOption {
 // (so is a nil cfg). See docs/protocol.md#connecting-servers-and-tls.
 func WithTLS(cfg *tls.Config) SessionOption {
 	return func(c *sessionConfig) { c.tls = cfg }
-}
-
-// tlsDialer runs TLS over d's connections, each handshake bounded by
-// handshake.
-func tlsDialer(d zk.Dialer, cfg *tls.Config, handshake time.Duration) zk.Dialer {
-	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
-		raw, err := d(network, addr, timeout)
-		if err != nil {
-			return nil, err
-		}
-		tc := cfg.Clone()
-		if tc.ServerName == "" && !tc.InsecureSkipVerify {
-			host, _, err := net.SplitHostPort(addr)
-			if err != nil {
-				host = addr
-			}
-			tc.ServerName = host
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), handshake)
-		defer cancel()
-		conn := tls.Client(raw, tc)
-		if err := conn.HandshakeContext(ctx); err != nil {
-			raw.Close()
-			return nil, &stageError{"TLS handshake", err}
-		}
-		return conn, nil
-	}
 }
 
 // WithLogger sets the logger for state changes (suspended, reconnected,

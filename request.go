@@ -1,18 +1,86 @@
 package zklock
 
-// Every ZooKeeper request the library sends, one function each. Each is
-// bounded by its caller's context (see call): go-zookeeper's requests take
-// none, and one queued on a dead connection would otherwise wait for the
-// client's own timeouts. Requests made in the background (the cleaner, the
-// holder's watch) pass context.Background(): they end with their reply or
-// with the connection, which go-zookeeper fails every pending request on.
+// Every ZooKeeper request the library sends, one function each, bounded by
+// its caller's context (see call). Background requests pass
+// context.Background(): go-zookeeper fails them with the connection.
 
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/go-zookeeper/zk"
 )
+
+// waitReady waits until the session's credentials are in place, so that no
+// node is created before the server knows who creates it.
+func (s *Session) waitReady(ctx context.Context) error {
+	select {
+	case <-s.ready:
+		return s.authErr
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// call runs one ZooKeeper request and returns when it completes or ctx
+// ends, whichever comes first: go-zookeeper's requests take no context, and
+// one queued on a dead connection waits for the client's own timeouts. An
+// abandoned request still completes; late, if not nil, gets its result.
+func call[T any](ctx context.Context, f func() (T, error), late func(T, error)) (T, error) {
+	if ctx.Done() == nil {
+		return f()
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	var (
+		mu        sync.Mutex
+		abandoned bool
+		resc      = make(chan result, 1)
+	)
+	go func() {
+		v, err := f()
+		mu.Lock()
+		defer mu.Unlock()
+		if abandoned {
+			if late != nil {
+				go late(v, err)
+			}
+			return
+		}
+		resc <- result{v, err}
+	}()
+	select {
+	case r := <-resc:
+		return r.v, r.err
+	case <-ctx.Done():
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	select {
+	case r := <-resc: // it completed as ctx ended
+		return r.v, r.err
+	default:
+		abandoned = true
+		var zero T
+		return zero, context.Cause(ctx)
+	}
+}
+
+// call2 adapts a request with two results besides the error.
+func call2[A, B any](ctx context.Context, f func() (A, B, error)) (A, B, error) {
+	type pair struct {
+		a A
+		b B
+	}
+	p, err := call(ctx, func() (pair, error) {
+		a, b, err := f()
+		return pair{a, b}, err
+	}, nil)
+	return p.a, p.b, err
+}
 
 // list returns dir's children.
 func (s *Session) list(ctx context.Context, dir string) ([]string, error) {
@@ -46,12 +114,9 @@ func (s *Session) stat(ctx context.Context, node string) (*zk.Stat, error) {
 	return stat, err
 }
 
-// sync makes the server the session is connected to catch up with the
-// leader before it answers the session's next request (ZooKeeper's sync): a
-// listing sent after it sees every write the leader had committed when the
-// sync reached it. ZooKeeper syncs the whole server; path only names the
-// request. It costs a round trip through the leader, so only the search
-// for the node of an ambiguous create sends it (create.go).
+// sync makes the session's server catch up with the leader before it
+// answers the session's next request (ZooKeeper syncs the whole server;
+// path only names the request). It costs a round trip through the leader.
 func (s *Session) sync(ctx context.Context, path string) error {
 	_, err := call(ctx, func() (string, error) { return s.conn.Sync(path) }, nil)
 	return err
@@ -87,9 +152,7 @@ func (s *Session) remove(ctx context.Context, node string) error {
 	return err
 }
 
-// createNode creates a node and returns its path. If ctx ends first, late
-// gets the outcome once it is known, so that a node created after its
-// caller gave up can be deleted.
+// createNode creates a node and returns its path; late is as for call.
 func (s *Session) createNode(ctx context.Context, name string, data []byte, flags int32, acl []zk.ACL, late func(string, error)) (string, error) {
 	return call(ctx, func() (string, error) { return s.conn.Create(name, data, flags, acl) }, late)
 }

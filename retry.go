@@ -62,3 +62,25 @@ func (b Backoff) sleep(ctx context.Context, attempt int) error {
 		return context.Cause(ctx)
 	}
 }
+
+// wait sleeps for the backoff of attempt or until ctx ends, and returns the
+// next attempt's number.
+func (b Backoff) wait(ctx context.Context, attempt int) int {
+	_ = b.sleep(ctx, attempt)
+	return attempt + 1
+}
+
+// quitContext adapts a quit channel to a context for Backoff.sleep.
+type quitContext struct{ quit <-chan struct{} }
+
+func (q quitContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (q quitContext) Done() <-chan struct{}       { return q.quit }
+func (q quitContext) Value(any) any               { return nil }
+func (q quitContext) Err() error {
+	select {
+	case <-q.quit:
+		return context.Canceled
+	default:
+		return nil
+	}
+}

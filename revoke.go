@@ -9,9 +9,6 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// revokeMessage is what Curator's Revoker writes to ask for a release.
-var revokeMessage = []byte("__REVOKE__")
-
 // Revoke asks the holder of the lock node at nodePath to release it, by
 // writing "__REVOKE__" to the node as Curator's Revoker.attemptRevoke does:
 // holds made WithRevocable and revocable Curator locks see it, others

@@ -4,7 +4,12 @@ package zklock
 // our node holds and, if not, what to wait for. They do no I/O, so they are
 // tested on hand-made queues (rules_test.go).
 
-import "strings"
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // A rule decides for the contender at index ours of the ordered queue cs:
 // holds, or the index of the one contender to wait for, or watchQueue to
@@ -49,14 +54,10 @@ func leaseView(n int) rule {
 // sequence (a read-write lock's downgrade) both hold; see rwView.
 func anyRecipe(cs []contender, ours int) (bool, int) { return rwView(cs, ours) }
 
-// readDecide is a reader's decision: it holds iff no writer (any contender
-// that is not a reader) is queued ahead of it, and otherwise watches the
-// nearest such writer. own names the write node this reader downgraded from,
-// or is empty: that node shares the reader's sequence and, sorting by name,
-// may come first, but it is our own hold, so it does not block us. No other
-// node can share a sequence with ours: ZooKeeper never reuses one within a
-// directory, and only a downgrade creates a node with a chosen sequence,
-// always its own write node's.
+// readDecide is a reader's rule: it holds iff no writer (any contender that
+// is not a reader) is queued ahead of it, and otherwise watches the nearest
+// one. own names the write node a downgraded reader came from, which shares
+// its sequence but does not block it.
 func readDecide(own string) rule {
 	return func(cs []contender, ours int) (bool, int) {
 		for i := ours - 1; i >= 0; i-- {
@@ -83,16 +84,11 @@ func rwView(cs []contender, ours int) (bool, int) {
 	return true, -1
 }
 
-// sameCreate finds the other nodes of our acquisition in the ordered queue
-// cs, ours being at index ours: the contenders that carry our node's
-// protected prefix. The prefix is drawn afresh for each acquisition
-// (create.go), so they were made by earlier attempts of our own create
-// whose replies were lost, and which a search did not find (a lagging
-// server listed the directory without them). keep is where the acquisition
-// stands: the earliest of its nodes, which is ours unless one is queued
-// ahead of it; drop lists the others. A node ahead of ours is ours to
-// adopt, never to wait on: the wait would be on ourselves. The usual queue,
-// with no such node, allocates nothing.
+// sameCreate finds the other nodes of our acquisition in cs, ours at index
+// ours: those with our node's protected prefix, made by earlier attempts of
+// our create whose replies were lost. keep is the earliest of them, where
+// the acquisition stands (to adopt, never to wait on); drop the others. See
+// docs/protocol.md#protected-mode-creates-and-lost-replies.
 func sameCreate(cs []contender, ours int) (keep int, drop []int) {
 	prefix, ok := protectedOf(cs[ours].name)
 	if !ok || negWaitOwn { // negWaitOwn: test-only (negative_off.go)
@@ -119,4 +115,141 @@ func protectedOf(name string) (string, bool) {
 		return "", false
 	}
 	return name[:n], true
+}
+
+// Node-name markers: the text before a node's sequence number. Ours are
+// Curator's; kazoo's are recognised so that its nodes count as contenders.
+const (
+	markLock   = "lock-"     // Curator InterProcessMutex, LeaderSelector; go-zookeeper's Lock
+	markRead   = "__READ__"  // Curator read lock
+	markWrite  = "__WRIT__"  // Curator write lock
+	markLease  = "lease-"    // Curator SemaphoreV2 lease
+	markLatch  = "latch-"    // Curator LeaderLatch
+	markKLock  = "__lock__"  // kazoo Lock and WriteLock
+	markKRLock = "__rlock__" // kazoo ReadLock
+)
+
+// Kind is what a contender in a lock directory is, judged by its name.
+type Kind string
+
+// Kinds of participants, as `zklock status` prints them.
+const (
+	KindLock    Kind = "lock"    // an exclusive mutex node (Curator, go-zookeeper, zklock)
+	KindRead    Kind = "read"    // a read-lock node
+	KindWrite   Kind = "write"   // a write-lock node
+	KindLease   Kind = "lease"   // a semaphore lease
+	KindLatch   Kind = "latch"   // a LeaderLatch participant
+	KindForeign Kind = "foreign" // another library's node that still counts (kazoo's)
+)
+
+var markers = []struct {
+	mark string
+	kind Kind
+}{
+	{markLock, KindLock}, {markRead, KindRead}, {markWrite, KindWrite},
+	{markLease, KindLease}, {markLatch, KindLatch},
+	{markKLock, KindForeign}, {markKRLock, KindForeign},
+}
+
+// contender is one child of a lock directory that takes part in the queue.
+type contender struct {
+	name string
+	kind Kind
+	seq  int32
+	read bool // shares with other readers (Curator __READ__, kazoo __rlock__)
+}
+
+// parseContender reads a child name: it counts if, after the last occurrence
+// of a known marker, it ends in a ZooKeeper sequence number, as Curator
+// keys its own nodes (see docs/protocol.md#node-names).
+func parseContender(name string) (contender, bool) {
+	best, bestAt := contender{}, -1
+	for _, m := range markers {
+		i := strings.LastIndex(name, m.mark)
+		if i < 0 || i <= bestAt {
+			continue
+		}
+		seq, ok := parseSeq(name[i+len(m.mark):])
+		if !ok {
+			continue
+		}
+		best, bestAt = contender{name: name, kind: m.kind, seq: seq}, i
+		best.read = m.mark == markRead || m.mark == markKRLock
+	}
+	return best, bestAt >= 0
+}
+
+// parseSeq parses a sequence suffix: 10 digits, or a minus sign and 9 or 10.
+func parseSeq(s string) (int32, bool) {
+	digits := strings.TrimPrefix(s, "-")
+	if len(digits) < 9 || len(digits) > 10 || (digits == s && len(digits) != 10) {
+		return 0, false
+	}
+	for _, r := range digits {
+		if r < '0' || r > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 32)
+	return int32(n), err == nil
+}
+
+// seqCompare orders sequence numbers by serial-number arithmetic (RFC 1982),
+// so a node after the counter's wrap still comes last.
+func seqCompare(a, b int32) int {
+	d := b - a // wraps, by design
+	switch {
+	case d == 0:
+		return 0
+	case d > 0:
+		return -1
+	}
+	return 1
+}
+
+// sortContenders parses and orders a directory listing; children that are
+// not contenders are left out. Equal sequences (a Curator 5.5 downgrade read
+// node shares its write node's sequence) are ordered by name.
+func sortContenders(children []string) []contender {
+	cs := make([]contender, 0, len(children))
+	for _, name := range children {
+		if c, ok := parseContender(name); ok {
+			cs = append(cs, c)
+		}
+	}
+	slices.SortFunc(cs, func(a, b contender) int {
+		if c := seqCompare(a.seq, b.seq); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.name, b.name)
+	})
+	if negStringSort { // test-only (negative_off.go)
+		slices.SortFunc(cs, func(a, b contender) int { return cmp.Compare(a.name, b.name) })
+	}
+	return cs
+}
+
+func indexOf(cs []contender, name string) int {
+	for i := range cs {
+		if cs[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// contenders orders a listing for a rule; with countAll, children that are
+// not contenders come first, as holders (a Curator semaphore counts them).
+func contenders(children []string, countAll bool) []contender {
+	cs := sortContenders(children)
+	if countAll && len(cs) < len(children) {
+		foreign := make([]contender, 0, len(children))
+		for _, name := range children {
+			if _, ok := parseContender(name); !ok {
+				foreign = append(foreign, contender{name: name, kind: KindForeign})
+			}
+		}
+		cs = append(foreign, cs...)
+	}
+	return cs
 }

@@ -35,16 +35,15 @@ type RWHalf struct {
 // and its parents are created on the first acquire. Options apply to both
 // halves. It returns an error for a nil session or an invalid path.
 func NewRWLock(s *Session, path string, opts ...Option) (*RWLock, error) {
-	rq, err := newQueue(s, path, path, markRead, readDecide(""), opts)
+	// No jump on either half: see the RWLock doc on relisting.
+	rq, err := newQueue(s, path, path, recipe{mark: markRead, decide: readDecide(""), read: true}, opts)
 	if err != nil {
 		return nil, err
 	}
-	wq := rq
-	wq.mark = markWrite
-	wq.rekey()
-	rq.read = true
-	wq.decide = exclusive
-	// jump stays false on both halves: see docs/protocol.md#read-write-lock.
+	wq, err := newQueue(s, path, path, recipe{mark: markWrite, decide: exclusive}, opts)
+	if err != nil {
+		return nil, err
+	}
 	rw := &RWLock{}
 	rw.read = RWHalf{rw: rw, q: rq, kind: KindRead}
 	rw.write = RWHalf{rw: rw, q: wq, kind: KindWrite}
@@ -117,12 +116,12 @@ func (h *RWHalf) lock(ctx context.Context, q *queue) (*Hold, error) {
 				return h.downgrade(ctx, wh)
 			}
 		}
-		return q.lock(ctx)
+		return obtain(ctx, q)
 	}
 	if liveHold(ctx, w) == nil && liveHold(ctx, r) != nil {
 		return nil, fmt.Errorf("%w: %s", ErrUpgrade, h.q.path)
 	}
-	return q.lock(ctx)
+	return obtain(ctx, q)
 }
 
 // liveHold returns the hold that ctx carries for key if it is neither
@@ -154,5 +153,7 @@ func (h *RWHalf) downgrade(ctx context.Context, w *hold) (*Hold, error) {
 	q.token = w.token
 	// A downgrade never waits; it takes the waiting path, as the try path's
 	// probe would put the node at the back and TryLock would refuse it.
-	return q.lock(ctx)
+	return obtain(ctx, &q)
 }
+
+func (h *RWHalf) isNil() bool { return h == nil }

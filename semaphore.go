@@ -36,19 +36,18 @@ func NewSemaphore(s *Session, path string, n int, opts ...Option) (*Semaphore, e
 	if n < 1 {
 		return nil, fmt.Errorf("%w: %d leases, want at least 1", ErrInvalidArgument, n)
 	}
-	lease, err := newQueue(s, path, path+"/leases", markLease, leases(n), opts)
+	lease, err := newQueue(s, path, path+"/leases", recipe{mark: markLease, decide: leases(n), countAll: true}, opts)
 	if err != nil {
 		return nil, err
 	}
 	if lease.cfg.failOpen != 0 {
 		return nil, fmt.Errorf("%w: WithFailOpen is not supported by semaphores", ErrInvalidArgument)
 	}
-	lease.countAll = true
-	lock, err := newQueue(s, path+"/locks", path+"/locks", markLock, exclusive, []Option{WithACL(lease.cfg.acl)})
+	lock, err := newQueue(s, path+"/locks", path+"/locks", recipe{mark: markLock, decide: exclusive, jump: true, internal: true},
+		[]Option{WithACL(lease.cfg.acl)})
 	if err != nil {
 		return nil, err
 	}
-	lock.jump, lock.internal = true, true
 	return &Semaphore{s: s, path: path, leases: n, lock: lock, lease: lease}, nil
 }
 
@@ -109,10 +108,16 @@ func (m *Semaphore) acquire(ctx context.Context, n int, lock, lease *queue) (_ [
 		return nil, err
 	}
 	defer func() { err = lease.unreachable(err) }()
-	for _, q := range []*queue{lease, lock} { // a try writes nothing where it would wait
-		if err := q.probe(ctx); err != nil {
+	if lease.probe { // a try writes nothing where it would wait: the leases first
+		if err := m.s.waitReady(ctx); err != nil {
 			return nil, err
 		}
+		if err := lease.refuse(ctx); err != nil {
+			return nil, err
+		}
+		probed := *lease
+		probed.probe = false
+		lease = &probed
 	}
 	l, err := lock.acquire(ctx)
 	if err != nil {
@@ -125,7 +130,7 @@ func (m *Semaphore) acquire(ctx context.Context, n int, lock, lease *queue) (_ [
 	defer stopLeases(nil)
 	checked := make(chan error, 1)
 	go func() {
-		err := m.checkCount(lctx)
+		err := checkCount(lctx, m.s, m.path, m.leases)
 		if err != nil {
 			stopLeases(err)
 		}
@@ -152,4 +157,56 @@ func (m *Semaphore) acquire(ctx context.Context, n int, lock, lease *queue) (_ [
 		return nil, err
 	}
 	return holds, nil
+}
+
+// watchDir waits, on this goroutine, for the directory to change (see
+// queue.watchDir).
+func (w *waiter) watchDir() step {
+	held, err := w.q.watchDir(w.ctx, w.e)
+	switch {
+	case err != nil:
+		return w.fail(err)
+	case held:
+		return stepHold
+	}
+	return stepList
+}
+
+// watchDir lists the directory with a children watch and reports whether
+// our node holds by that listing; if not, it waits for the directory or the
+// session to change, or for ctx. One waiter at a time waits this way on a
+// directory (a semaphore's leases, under its internal lock), so the watch
+// wakes no herd.
+func (q *queue) watchDir(ctx context.Context, e *entry) (bool, error) {
+	_, _, changed := q.s.snapshot()
+	children, ch, err := q.s.listWatch(ctx, e.dir)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return false, context.Cause(ctx)
+	case err != nil:
+		return false, nil // listing again reports or retries the error
+	}
+	cs := contenders(children, q.countAll)
+	if ours := indexOf(cs, e.name); ours >= 0 {
+		if keep, _ := sameCreate(cs, ours); keep != ours {
+			return false, nil // listing again adopts it
+		}
+		if holds, _ := q.decide(cs, ours); holds {
+			return true, nil
+		}
+	}
+	for {
+		select {
+		case <-ch:
+			return false, nil
+		case <-changed:
+			var state State
+			state, _, changed = q.s.snapshot()
+			if state != StateSuspended {
+				return false, nil // go-zookeeper re-arms the watch on reconnect; list again anyway
+			}
+		case <-ctx.Done():
+			return false, context.Cause(ctx)
+		}
+	}
 }

@@ -13,27 +13,27 @@ import (
 // The lease count is stored in the semaphore's node and checked under the
 // internal mutex: see docs/protocol.md#the-lease-count.
 
-// checkCount compares the semaphore's stored lease count with m.leases,
-// storing it first into empty data, and returns an error wrapping
+// checkCount compares the stored lease count of the semaphore at path with
+// leases, storing it first into empty data, and returns an error wrapping
 // ErrInvalidArgument if another count is stored. Data that is not a count,
 // and a node this session may not write, are left unchecked. Connection
 // problems are retried, as the acquire's own requests are.
-func (m *Semaphore) checkCount(ctx context.Context) error {
-	err := m.checkCountOnce(ctx)
+func checkCount(ctx context.Context, s *Session, path string, leases int) error {
+	err := checkCountOnce(ctx, s, path, leases)
 	for attempt := 0; isConnErr(err); attempt++ {
-		if serr := m.s.cfg.retry.sleep(ctx, attempt); serr != nil {
+		if serr := s.cfg.retry.sleep(ctx, attempt); serr != nil {
 			return serr
 		}
-		err = m.checkCountOnce(ctx)
+		err = checkCountOnce(ctx, s, path, leases)
 	}
 	return err
 }
 
-func (m *Semaphore) checkCountOnce(ctx context.Context) error {
-	node := m.s.FullPath(m.path)
-	want := []byte(strconv.Itoa(m.leases))
+func checkCountOnce(ctx context.Context, s *Session, path string, leases int) error {
+	node := s.FullPath(path)
+	want := []byte(strconv.Itoa(leases))
 	for {
-		data, stat, err := m.s.read(ctx, node)
+		data, stat, err := s.read(ctx, node)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			return nil // gone with the session that held the internal mutex: the acquire fails on its own
@@ -45,19 +45,19 @@ func (m *Semaphore) checkCountOnce(ctx context.Context) error {
 			switch {
 			case err != nil:
 				return nil // not a count: not ours to judge
-			case n != m.leases:
+			case n != leases:
 				return fmt.Errorf("%w: the semaphore at %s has %d leases (stored in its node), this participant %d: "+
-					"every participant must use the same count", ErrInvalidArgument, m.path, n, m.leases)
+					"every participant must use the same count", ErrInvalidArgument, path, n, leases)
 			}
 			return nil
 		}
-		err = m.s.setDataVersion(ctx, node, want, stat.Version)
+		err = s.setDataVersion(ctx, node, want, stat.Version)
 		switch {
 		case errors.Is(err, zk.ErrBadVersion):
 			continue // written meanwhile: read what was stored
 		case errors.Is(err, zk.ErrNoAuth):
-			m.s.log.Warn("zklock: cannot store the semaphore's lease count (no write permission on its node)",
-				"path", m.path, "leases", m.leases)
+			s.log.Warn("zklock: cannot store the semaphore's lease count (no write permission on its node)",
+				"path", path, "leases", leases)
 			return nil
 		}
 		return err

@@ -48,4 +48,6 @@ func (m *SemaphoreMutex) TryLock(ctx context.Context) (*Hold, error) { return m.
 // MultiHold's Context does not re-enter it either.
 func (m *SemaphoreMutex) Kind() Kind { return KindLease }
 
+func (m *SemaphoreMutex) isNil() bool { return m == nil }
+
 var _ Locker = (*SemaphoreMutex)(nil)

@@ -2,37 +2,79 @@ package zklock
 
 import (
 	"bytes"
+	"context"
+	"crypto/tls"
 	"math"
 	"net"
 	"sync"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zklock/zklock/internal/wire"
 )
 
-// tapConn is the connection the session gives go-zookeeper. It observes the
-// byte streams without changing them, for facts go-zookeeper does not
-// expose:
-//
-//   - when the server was last heard from, for the loss limit: the send
-//     time of the latest request it answered (see answered);
-//   - the session timeout and id the server granted, from the
-//     ConnectResponse;
-//   - the zxid of the reply to each of our creates, which is the created
-//     node's czxid: the fencing token, read without the extra request an
-//     Exists would cost (see token.go);
-//   - for the listing pipelined behind a create (pipeline.go), when each
-//     create request is written;
-//   - which of our nodes the session has an armed data watch on: a getData
-//     with a watch answered without error (see nodewatch.go).
-//
-// go-zookeeper writes every request with one Write call, so requests are
-// parsed per Write (wire.ParsePathRequest); replies arrive in pieces and
-// are framed by a wire.Scanner. Everything is recorded before the bytes
-// reach go-zookeeper: a request before it is written, a reply while it is
-// read. If the server's stream does not parse, the tap stops looking: the
-// server counts as heard from whenever bytes arrive, and the engine falls
-// back to reading the token with Exists and to listing after the create.
+// dial is the dialer the session gives go-zookeeper: the configured dialer,
+// wrapped so the session knows when a server was last heard from and what
+// session timeout and id the server granted.
+func (s *Session) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
+	c, err := s.cfg.dialer(network, addr, timeout)
+	if err != nil {
+		s.failures.record(addr, err)
+		return nil, err
+	}
+	// A dial that succeeds proves nothing about our session: heard moves
+	// only when the server answers (see tapConn.answered).
+	t := &tapConn{Conn: c, s: s, server: addr, scan: replyScanner{first: true}}
+	if s.restoresWatches() {
+		t.gate = make(chan struct{})
+	}
+	return t, nil
+}
+
+// restoresWatches reports whether a reconnect now is likely to make
+// go-zookeeper restore watches (see tapConn.Read).
+func (s *Session) restoresWatches() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sid != 0 && (len(s.holds) > 0 || len(s.armed) > 0 || s.handoffs.any())
+}
+
+// tlsDialer runs TLS over d's connections, each handshake bounded by
+// handshake.
+func tlsDialer(d zk.Dialer, cfg *tls.Config, handshake time.Duration) zk.Dialer {
+	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		raw, err := d(network, addr, timeout)
+		if err != nil {
+			return nil, err
+		}
+		tc := cfg.Clone()
+		if tc.ServerName == "" && !tc.InsecureSkipVerify {
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				host = addr
+			}
+			tc.ServerName = host
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), handshake)
+		defer cancel()
+		conn := tls.Client(raw, tc)
+		if err := conn.HandshakeContext(ctx); err != nil {
+			raw.Close()
+			return nil, &stageError{"TLS handshake", err}
+		}
+		return conn, nil
+	}
+}
+
+// tapConn is the connection the session gives go-zookeeper. It reads the
+// byte streams without changing them, for what go-zookeeper does not
+// expose: when a server was last heard from (see answered), the session
+// timeout and id granted, the zxid of each create's reply (the fencing
+// token), when each create is written (for the pipelined listing), and
+// which of our nodes have an armed data watch. A request is recorded before
+// it is written, a reply while it is read; if the server's stream does not
+// parse, the tap stops looking and the engine falls back to plain requests.
+// See docs/protocol.md#the-tap.
 type tapConn struct {
 	net.Conn
 	s      *Session
@@ -54,12 +96,9 @@ type tapConn struct {
 	handshake int64 // length of the ConnectResponse frame, once read
 }
 
-// gateWait bounds the reconnect gate: go-zookeeper sends no setWatches when
-// it has no watch to restore, and then there is nothing to order. The gate
-// is set only when the session knows of a watch (restoresWatches), and it
-// opens as soon as the request is written, so the bound is met only when
-// that guess is wrong or the client is starved of CPU; 50 ms proved too
-// short for the latter under the race detector on a loaded 2-core machine.
+// gateWait bounds the reconnect gate, for a reconnect that sends no
+// setWatches after all (restoresWatches guessed wrong) or a client starved
+// of CPU (50 ms proved too short under the race detector on 2 cores).
 const gateWait = 250 * time.Millisecond
 
 // request is one request on the wire: its xid (connectXid for the
@@ -83,9 +122,8 @@ type replyScanner struct {
 	init  bool
 }
 
-// feed frames p, the next bytes read, passing each frame to c.reply. It
-// returns an error once the stream does not parse; the scanner then stays
-// broken.
+// feed frames p, the next bytes read, passing each frame to c.reply; once
+// the stream does not parse, it returns an error and stays broken.
 func (r *replyScanner) feed(p []byte, c *tapConn) error {
 	if !r.init {
 		r.init = true
@@ -103,8 +141,8 @@ func (c *tapConn) Write(p []byte) (int, error) {
 }
 
 // request records a request before it is written, so that its reply cannot
-// be read before it is known: the first write is the ConnectRequest, every
-// later one a whole request frame.
+// be read first: the first write is the ConnectRequest, every later one a
+// whole request frame.
 func (c *tapConn) request(p []byte) {
 	c.mu.Lock()
 	first := !c.wrote
@@ -156,13 +194,6 @@ func (c *tapConn) sending(xid int32) {
 	}
 }
 
-// pending returns the requests written and not yet answered, oldest first.
-func (c *tapConn) pending() []request {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]request(nil), c.inflight[c.head:]...)
-}
-
 // watching records a getData with a watch on one of our paths: once it is
 // answered without error, the session has a data watch on the path.
 func (c *tapConn) watching(xid int32, path string) {
@@ -186,13 +217,10 @@ func (c *tapConn) watched(xid int32) (string, bool) {
 }
 
 // answered is called for each reply: the server had our request in hand
-// no earlier than we wrote it, so the session was alive then. That send
-// time, not the reply's arrival, is when the server was last heard from:
-// bytes that waited in a socket buffer while this process was paused (or a
-// slow network held them) prove nothing about the server's clock, and
-// counting them would postpone the loss signal by the length of the pause.
-// ZooKeeper answers a session's requests in order, so the oldest request
-// in flight with the reply's xid is the one answered.
+// no earlier than we wrote it, so that send time, not the reply's arrival,
+// is when the server was last heard from (bytes that waited in a buffer
+// while this process was paused prove nothing). ZooKeeper answers in
+// order, so the oldest request in flight with the reply's xid is the one.
 func (c *tapConn) answered(xid int32) {
 	if xid == wire.XidWatchEvent {
 		return
@@ -216,12 +244,9 @@ func (c *tapConn) answered(xid int32) {
 
 // Read reads from the server. On a reconnect that must restore watches, the
 // first read after the handshake waits (at most gateWait) until
-// go-zookeeper has written its setWatches request. go-zookeeper v1.0.4
-// reads its last zxid for that request on one goroutine while its receive
-// loop, already started, updates it from replies on another, with nothing
-// ordering the two (a data race the race detector reports, and a stale
-// zxid in the request). Holding back the first reply until the request is
-// written orders them: the read, then the write, then every reply.
+// go-zookeeper has written its setWatches request: go-zookeeper v1.0.4
+// reads the last zxid for that request while its receive loop updates it
+// from replies, unordered (go-zookeeper/zk#35); the gate orders them.
 func (c *tapConn) Read(p []byte) (int, error) {
 	if c.gate != nil && !c.gatePast && c.handshake > 0 && c.readBytes >= c.handshake {
 		c.gatePast = true
@@ -239,11 +264,10 @@ func (c *tapConn) Read(p []byte) (int, error) {
 		c.s.heard.Store(int64(time.Since(c.s.epoch)))
 	}
 	if err != nil && c.handshake == 0 && !c.scan.broken() {
-		// The server went before granting a session: closed the connection
-		// (a ZooKeeper that refuses clients, a TLS server that refused our
-		// certificate after the handshake, as TLS 1.3 servers do) or did
-		// not answer in time. Say why, as for a failed dial.
-		c.s.connectFailed(c.server, &stageError{"session handshake", err})
+		// The server went before granting a session (it refused clients,
+		// or, as TLS 1.3 servers do, our certificate after the handshake):
+		// say why, as for a failed dial.
+		c.s.failures.record(c.server, &stageError{"session handshake", err})
 	}
 	return n, err
 }
@@ -263,7 +287,7 @@ func (c *tapConn) reply(f wire.Frame) {
 		c.s.dialSid.Store(sid)
 		c.handshake = 4 + int64(f.Len)
 		c.answered(connectXid)
-		c.s.connectSucceeded()
+		c.s.failures.reset()
 		return
 	}
 	h, err := wire.ParseReplyHeader(f.Head)

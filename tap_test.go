@@ -420,3 +420,10 @@ func BenchmarkTapStream(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// pending returns the requests written and not yet answered, oldest first.
+func (c *tapConn) pending() []request {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]request(nil), c.inflight[c.head:]...)
+}

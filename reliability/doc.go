@@ -95,10 +95,10 @@
 // deletion without listing again: root negative_on.go, one line in
 // watcher.go), N3 (workers use WithLossLimit(-1): no loss signal before
 // expiry), N4 (the library orders contenders by name as strings: one
-// line in naming.go), N5 (holders do not watch their own node, so a
-// deletion by another client goes unnoticed: root nodewatch.go; S17 must
+// line in rules.go), N5 (holders do not watch their own node, so a
+// deletion by another client goes unnoticed: root hold.go and nodewatch.go; S17 must
 // catch it) and N6 (no sync before the search for an ambiguous create's
-// node, and our own node ahead of ours waited on: root create.go and
+// node, and our own node ahead of ours waited on: root find.go and
 // rules.go; S23 must catch it) and N7 (workers write to PostgreSQL without fence.Check;
 // S24's C2 must catch it from the database's rows). Without the tag those
 // hooks are false constants.
