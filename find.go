@@ -39,7 +39,7 @@ func (q *queue) find(ctx context.Context, prefix string, sid int64) (*entry, err
 	for _, c := range sortContenders(slices.DeleteFunc(children, func(name string) bool {
 		return len(name) <= len(prefix) || name[:len(prefix)] != prefix
 	})) {
-		e := newEntry(q.dir, c.name, sid, nil)
+		e := &entry{dir: q.dir, name: c.name, node: q.dir + "/" + c.name, sid: sid}
 		stat, err := q.s.stat(ctx, e.node)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
@@ -81,7 +81,7 @@ func (w *waiter) adopt() step {
 		w.token = nil
 	}
 	old := w.e
-	w.e = newEntry(old.dir, path.Base(p), old.sid, stat)
+	w.e = &entry{dir: old.dir, name: path.Base(p), node: p, sid: old.sid, stat: stat}
 	w.q.s.abandon(old.node, old.sid)
 	return stepList
 }

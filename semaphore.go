@@ -159,19 +159,6 @@ func (m *Semaphore) acquire(ctx context.Context, n int, lock, lease *queue) (_ [
 	return holds, nil
 }
 
-// watchDir waits, on this goroutine, for the directory to change (see
-// queue.watchDir).
-func (w *waiter) watchDir() step {
-	held, err := w.q.watchDir(w.ctx, w.e)
-	switch {
-	case err != nil:
-		return w.fail(err)
-	case held:
-		return stepHold
-	}
-	return stepList
-}
-
 // watchDir lists the directory with a children watch and reports whether
 // our node holds by that listing; if not, it waits for the directory or the
 // session to change, or for ctx. One waiter at a time waits this way on a

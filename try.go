@@ -11,15 +11,6 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// probe is a try's first step: one listing, and ErrLocked if ours would
-// wait, so that a try on a taken lock writes nothing.
-func (w *waiter) probe() step {
-	if err := w.q.refuse(w.ctx); err != nil {
-		return w.fail(err)
-	}
-	return stepCreate
-}
-
 // refuse lists q once and returns (and reports) ErrLocked if a node of ours
 // would have to wait.
 func (q *queue) refuse(ctx context.Context) error {

@@ -201,6 +201,28 @@ func (w *waiter) fail(err error) step {
 	return stepFail
 }
 
+// probe is a try's first step: one listing, and ErrLocked if ours would
+// wait, so that a try on a taken lock writes nothing.
+func (w *waiter) probe() step {
+	if err := w.q.refuse(w.ctx); err != nil {
+		return w.fail(err)
+	}
+	return stepCreate
+}
+
+// watchDir waits, on this goroutine, for the directory to change (see
+// queue.watchDir).
+func (w *waiter) watchDir() step {
+	held, err := w.q.watchDir(w.ctx, w.e)
+	switch {
+	case err != nil:
+		return w.fail(err)
+	case held:
+		return stepHold
+	}
+	return stepList
+}
+
 func (w *waiter) create() step {
 	w.started()
 	e, first, err := w.q.create(w.ctx)
