@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zklock/zklock/internal/orphans"
 )
 
 // process is one running ZooKeeper JVM, alone in its own process group.
@@ -36,10 +38,10 @@ func startProcess(java string, args []string, dir string, out *logSink, clusterD
 		return nil, fmt.Errorf("zktest: start %s: %w", java, err)
 	}
 	p := &process{cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{}), out: out}
-	p.pidFile = writePidFile(p.pid, clusterDir)
+	p.pidFile = book.Add(p.pid, clusterDir)
 	go func() {
 		p.waitErr = cmd.Wait()
-		removePidFile(p.pidFile)
+		orphans.Remove(p.pidFile)
 		close(p.exited)
 	}()
 	return p, nil

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zklock/zklock/internal/orphans"
 )
 
 // TestReapOrphans starts a stand-in "server" whose pid file names an owner
@@ -36,13 +38,13 @@ func TestReapOrphans(t *testing.T) {
 	orphan := start(filepath.Join(dir, "orphan"))
 	owned := start(filepath.Join(dir, "owned"))
 
-	orphanFile := filepath.Join(pidDir, strconv.Itoa(orphan.pid))
-	require.NoError(t, os.MkdirAll(pidDir, 0o777))
+	orphanFile := filepath.Join(book.Dir, strconv.Itoa(orphan.pid))
+	require.NoError(t, os.MkdirAll(book.Dir, 0o777))
 	require.NoError(t, os.WriteFile(orphanFile,
 		[]byte(fmt.Sprintf("owner %d 1\ndir %s\n", deadOwner, filepath.Join(dir, "orphan"))), 0o666))
-	ownedFile := writePidFile(owned.pid, filepath.Join(dir, "owned"))
+	ownedFile := book.Add(owned.pid, filepath.Join(dir, "owned"))
 	require.NotEmpty(t, ownedFile)
-	t.Cleanup(func() { removePidFile(ownedFile) })
+	t.Cleanup(func() { orphans.Remove(ownedFile) })
 
 	killed := reapOrphans()
 	require.Contains(t, killed, orphan.pid)

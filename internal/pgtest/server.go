@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zklock/zklock/internal/orphans"
 )
 
 // A Server is a running PostgreSQL server, or the existing one PG_DSN
@@ -145,7 +147,7 @@ func startServer(ctx context.Context, bin, dir string, port int, cred *syscall.C
 		cmd:     cmd,
 		exited:  make(chan struct{}),
 		log:     log,
-		pidFile: writePidFile(cmd.Process.Pid, dir),
+		pidFile: book.Add(cmd.Process.Pid, dir),
 	}
 	go func() {
 		_ = cmd.Wait()
@@ -239,7 +241,7 @@ func (s *Server) stop() error {
 		err = fmt.Errorf("pgtest: postgres pid %d survived %v", pid, step.sig)
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL) // any child the postmaster left
-	removePidFile(s.pidFile)
+	orphans.Remove(s.pidFile)
 	if rerr := os.RemoveAll(s.dir); rerr != nil && err == nil {
 		err = fmt.Errorf("pgtest: remove %s: %w", s.dir, rerr)
 	}
