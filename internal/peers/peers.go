@@ -79,6 +79,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zklock/zklock/internal/proc"
 )
 
 //go:embed java/CuratorPeer.java
@@ -125,7 +127,7 @@ type Peer struct {
 	label  string // "curator" or "kazoo", plus pid
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr *tail
+	stderr *proc.Tail
 
 	doMu    sync.Mutex  // one command in flight at a time
 	replies chan string // ok/err lines
@@ -137,7 +139,7 @@ type Peer struct {
 	events     []Event       // not yet consumed by WaitEvent
 	changed    chan struct{} // closed and replaced whenever events grows
 	broken     error         // set when a reply timed out: replies are out of step
-	transcript *tail
+	transcript *proc.Tail
 
 	closeOnce sync.Once
 }
@@ -232,8 +234,8 @@ func start(t testing.TB, kind string, argv ...string) *Peer {
 	t.Helper()
 	p := &Peer{
 		label:      kind,
-		stderr:     newTail(64 << 10),
-		transcript: newTail(32 << 10),
+		stderr:     proc.NewTail(64 << 10),
+		transcript: proc.NewTail(32 << 10),
 		replies:    make(chan string, 64),
 		ready:      make(chan struct{}),
 		done:       make(chan struct{}),
@@ -282,7 +284,7 @@ func (p *Peer) readLoop(stdout io.Reader) {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		p.transcript.WriteString("< " + line + "\n")
+		_, _ = io.WriteString(p.transcript, "< "+line+"\n")
 		switch {
 		case line == "ready":
 			select {
@@ -330,7 +332,7 @@ func (p *Peer) Do(cmd string) (string, error) {
 	if broken != nil {
 		return "", broken
 	}
-	p.transcript.WriteString("> " + cmd + "\n")
+	_, _ = io.WriteString(p.transcript, "> "+cmd+"\n")
 	if _, err := io.WriteString(p.stdin, cmd+"\n"); err != nil {
 		return "", fmt.Errorf("peers: %s: send %q: %w%s", p.label, cmd, err, p.exitNote())
 	}
@@ -443,16 +445,7 @@ func (p *Peer) Close() {
 // Pid is the peer's process id.
 func (p *Peer) Pid() int { return p.cmd.Process.Pid }
 
-func (p *Peer) waitDone(d time.Duration) bool {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-p.done:
-		return true
-	case <-timer.C:
-		return false
-	}
-}
+func (p *Peer) waitDone(d time.Duration) bool { return proc.Wait(p.done, d) }
 
 // exitNote describes a finished process; "" while it runs.
 func (p *Peer) exitNote() string {
@@ -491,30 +484,3 @@ var kazooScript = sync.OnceValues(func() (string, error) {
 	}
 	return path, nil
 })
-
-// tail keeps the last max bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func newTail(max int) *tail { return &tail{max: max} }
-
-func (b *tail) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if over := len(b.buf) - b.max; over > 0 {
-		b.buf = append(b.buf[:0], b.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (b *tail) WriteString(s string) { _, _ = b.Write([]byte(s)) }
-
-func (b *tail) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
-}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock/internal/orphans"
+	"github.com/zklock/zklock/internal/proc"
 )
 
 // A Server is a running PostgreSQL server, or the existing one PG_DSN
@@ -27,7 +28,7 @@ type Server struct {
 	dir      string // the server's directory: data/, the socket, the log
 	cmd      *exec.Cmd
 	exited   chan struct{}
-	log      *tail
+	log      *proc.Tail
 	pidFile  string
 
 	closeOnce sync.Once
@@ -129,7 +130,7 @@ func startServer(ctx context.Context, bin, dir string, port int, cred *syscall.C
 	for _, s := range c.settings {
 		args = append(args, "-c", s[0]+"="+s[1])
 	}
-	log := &tail{}
+	log := proc.NewTail(tailSize)
 	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
 	cmd.Dir = dir
 	cmd.Env = childEnv()
@@ -248,16 +249,7 @@ func (s *Server) stop() error {
 	return err
 }
 
-func (s *Server) waitExit(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-s.exited:
-		return true
-	case <-t.C:
-		return false
-	}
-}
+func (s *Server) waitExit(d time.Duration) bool { return proc.Wait(s.exited, d) }
 
 // binDir finds the directory of initdb and postgres: PGTEST_BINDIR, or the
 // newest /usr/lib/postgresql/<version>/bin.
@@ -295,26 +287,5 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// tail keeps the last few KiB of the server's output, for error messages.
-type tail struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-const tailSize = 8 << 10
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > 2*tailSize {
-		t.b = append(t.b[:0], t.b[len(t.b)-tailSize:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
-}
+// tailSize is how much of the server's output its errors quote.
+const tailSize = 16 << 10
