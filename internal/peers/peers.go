@@ -149,10 +149,14 @@ type Peer struct {
 // naming `make deps`, if Java or the jars are missing.
 func Curator(t testing.TB, connect string, sessionTimeout time.Duration) *Peer {
 	t.Helper()
-	return curator(t, connect, sessionTimeout)
+	return startCurator(t, connect, sessionTimeout, nil, nil)
 }
 
-func curator(t testing.TB, connect string, sessionTimeout time.Duration, ns ...string) *Peer {
+// startCurator starts java on the Curator peer with the JVM flags of every
+// peer, then props (-D flags), the class path (the peer's classes, the
+// Curator jars, then extraCP) and the peer's arguments: connect, the
+// session timeout in ms and, if given, the namespace.
+func startCurator(t testing.TB, connect string, sessionTimeout time.Duration, props, extraCP []string, ns ...string) *Peer {
 	t.Helper()
 	classes, err := curatorClasses()
 	if err != nil {
@@ -162,9 +166,9 @@ func curator(t testing.TB, connect string, sessionTimeout time.Duration, ns ...s
 	if err != nil {
 		t.Fatalf("peers: java not found: %v\n(install the interop test dependencies with `make deps`)", err)
 	}
-	argv := []string{java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-cp", classes + string(os.PathListSeparator) + ClassPath(),
-		"CuratorPeer", connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10)}
+	cp := strings.Join(append([]string{classes, ClassPath()}, extraCP...), string(os.PathListSeparator))
+	argv := append([]string{java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}, props...)
+	argv = append(argv, "-cp", cp, "CuratorPeer", connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
 	return start(t, "curator", append(argv, ns...)...)
 }
 
@@ -173,7 +177,7 @@ func curator(t testing.TB, connect string, sessionTimeout time.Duration, ns ...s
 // and events are then relative to /ns, as Curator's are.
 func CuratorNamespace(t testing.TB, connect string, sessionTimeout time.Duration, ns string) *Peer {
 	t.Helper()
-	return curator(t, connect, sessionTimeout, ns)
+	return startCurator(t, connect, sessionTimeout, nil, nil, ns)
 }
 
 // CuratorTLS is Curator for servers that speak only TLS: the peer's
@@ -185,33 +189,24 @@ func CuratorNamespace(t testing.TB, connect string, sessionTimeout time.Duration
 // connect.
 func CuratorTLS(t testing.TB, connect string, sessionTimeout time.Duration, caFile, keyStore string) *Peer {
 	t.Helper()
-	classes, err := curatorClasses()
-	if err != nil {
-		t.Fatalf("peers: cannot build the Curator peer: %v\n(install the interop test dependencies with `make deps`)", err)
-	}
-	java, err := exec.LookPath("java")
-	if err != nil {
-		t.Fatalf("peers: java not found: %v\n(install the interop test dependencies with `make deps`)", err)
-	}
-	args := []string{"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+	props := []string{
 		"-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty",
 		"-Dzookeeper.client.secure=true",
 		"-Dzookeeper.ssl.trustStore.location=" + caFile,
 		"-Dzookeeper.ssl.trustStore.type=PEM",
 	}
 	if keyStore != "" {
-		args = append(args, "-Dzookeeper.ssl.keyStore.location="+keyStore, "-Dzookeeper.ssl.keyStore.type=PEM")
+		props = append(props, "-Dzookeeper.ssl.keyStore.location="+keyStore, "-Dzookeeper.ssl.keyStore.type=PEM")
 	}
 	// Netty's TLS handler needs netty-codec, which the zookeeper jar's
 	// manifest does not list.
-	cp := classes + string(os.PathListSeparator) + ClassPath()
+	var extraCP []string
 	for _, jar := range []string{"netty-codec.jar", "netty-resolver.jar", "netty-transport-native-unix-common.jar"} {
 		if p := filepath.Join(JarDir, jar); fileExists(p) {
-			cp += string(os.PathListSeparator) + p
+			extraCP = append(extraCP, p)
 		}
 	}
-	args = append(args, "-cp", cp, "CuratorPeer", connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
-	return start(t, "curator", append([]string{java}, args...)...)
+	return startCurator(t, connect, sessionTimeout, props, extraCP)
 }
 
 func fileExists(p string) bool {
