@@ -26,7 +26,11 @@ func TestAlive(t *testing.T) {
 func TestScan(t *testing.T) {
 	marker := []byte("orphans-scan-" + strconv.Itoa(os.Getpid()) + "\x00")
 	match := func(cmdline []byte) bool { return bytes.Contains(cmdline, marker) }
-	cmd := exec.Command("sh", "-c", "sleep 60; :", string(marker[:len(marker)-1]))
+	// read is a builtin: sh forks no child that would carry the marker too.
+	cmd := exec.Command("sh", "-c", "read -r _", string(marker[:len(marker)-1]))
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	defer stdin.Close()
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	require.Equal(t, []int{cmd.Process.Pid}, Scan(match))
