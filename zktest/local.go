@@ -44,7 +44,7 @@ func startLocal(t testing.TB, cfg config) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if killed := reapOrphans(); len(killed) > 0 {
+	if killed := book.Reap(); len(killed) > 0 {
 		t.Logf("zktest: killed orphaned ZooKeeper servers %v left by exited test binaries", killed)
 	}
 	// TempDir before Cleanup: cleanups run last-in first-out, so the

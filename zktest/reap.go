@@ -15,14 +15,11 @@ import (
 // server and the cluster's directory (see orphans.Book). Start reaps
 // (SIGKILLs) the servers whose owner has exited, so servers left behind
 // by a test binary that was itself SIGKILLed (where neither t.Cleanup nor
-// Pdeathsig ran) do not pile up.
-var book = orphans.Book{Dir: filepath.Join(os.TempDir(), "zktest-pids")}
-
-// reapOrphans kills the recorded servers whose owning test binary is gone
-// (a server only if its command line still carries the cluster's
-// directory) and removes stale records. It returns the pids it killed.
-func reapOrphans() []int {
-	return book.Reap(func(dir string) string { return "-Dzktest.dir=" + dir }, nil)
+// Pdeathsig ran) do not pile up: a server only if its command line still
+// carries the cluster's directory.
+var book = orphans.Book{
+	Dir:    filepath.Join(os.TempDir(), "zktest-pids"),
+	Marker: func(dir string) string { return "-Dzktest.dir=" + dir },
 }
 
 // RunningServers returns the pids of ZooKeeper server processes started by

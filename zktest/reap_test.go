@@ -17,7 +17,7 @@ import (
 )
 
 // TestReapOrphans starts a stand-in "server" whose pid file names an owner
-// that has exited, and checks that reapOrphans kills it and removes the
+// that has exited, and checks that book.Reap kills it and removes the
 // file, while a server with a live owner is left alone.
 func TestReapOrphans(t *testing.T) {
 	dir := t.TempDir()
@@ -46,7 +46,7 @@ func TestReapOrphans(t *testing.T) {
 	require.NotEmpty(t, ownedFile)
 	t.Cleanup(func() { orphans.Remove(ownedFile) })
 
-	killed := reapOrphans()
+	killed := book.Reap()
 	require.Contains(t, killed, orphan.pid)
 	require.NotContains(t, killed, owned.pid)
 	require.True(t, orphan.wait(10*time.Second), "orphan still running")

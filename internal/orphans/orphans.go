@@ -22,6 +22,13 @@ import (
 // every user, so that test binaries of different users share it.
 type Book struct {
 	Dir string
+	// Marker returns what the command line of the server recorded with
+	// directory dir contains, as one argument; Reap kills only such a
+	// server, so a recycled pid is never hit.
+	Marker func(dir string) string
+	// Gone, if not nil, is called by Reap with the directory of every
+	// record of a gone owner, before the record is removed.
+	Gone func(dir string)
 }
 
 // Add records the server pid that owns dir, with this process as its
@@ -46,10 +53,10 @@ func Remove(path string) {
 }
 
 // Reap SIGKILLs (process group and process) every recorded server whose
-// owner is gone and whose command line still contains marker(dir), so a
-// recycled pid is never hit; then it calls gone(dir), if not nil, and
-// removes the record. It returns the pids it killed.
-func (b Book) Reap(marker func(dir string) string, gone func(dir string)) []int {
+// owner is gone and whose command line still contains Marker(dir); then
+// it calls Gone(dir), if not nil, and removes the record. It returns the
+// pids it killed.
+func (b Book) Reap() []int {
 	var killed []int
 	eachPid(b.Dir, func(pid int, name string) {
 		path := filepath.Join(b.Dir, name)
@@ -61,13 +68,13 @@ func (b Book) Reap(marker func(dir string) string, gone func(dir string)) []int 
 		if Alive(owner, ownerStart) {
 			return // the owner lives: its cleanup stops the server
 		}
-		if dir != "" && bytes.Contains(ProcCmdline(pid), []byte(marker(dir)+"\x00")) {
+		if dir != "" && bytes.Contains(ProcCmdline(pid), []byte(b.Marker(dir)+"\x00")) {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			killed = append(killed, pid)
 		}
-		if dir != "" && gone != nil {
-			gone(dir)
+		if dir != "" && b.Gone != nil {
+			b.Gone(dir)
 		}
 		os.Remove(path)
 	})

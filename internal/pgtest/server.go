@@ -70,7 +70,7 @@ func Launch(ctx context.Context, opts ...Option) (*Server, error) {
 			return nil, fmt.Errorf("pgtest: bad setting %q=%q", s[0], s[1])
 		}
 	}
-	reapOrphans()
+	book.Reap()
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
