@@ -40,14 +40,28 @@ func (b *backend) onRunning(i int, f func(ctx context.Context, m *member) error)
 
 // unpauseLocked resumes a paused member, so it can be killed or stopped.
 func (b *backend) unpauseLocked(ctx context.Context, i int) error {
+	return b.setPausedLocked(ctx, i, false)
+}
+
+// setPausedLocked pauses (docker pause) or unpauses member i, if it is not
+// so already. The caller holds its lock.
+func (b *backend) setPausedLocked(ctx context.Context, i int, paused bool) error {
 	m := b.members[i]
-	if !m.paused {
+	if m.paused == paused {
 		return nil
 	}
-	if _, err := b.provider.Client().ContainerUnpause(ctx, b.id(i), client.ContainerUnpauseOptions{}); err != nil {
-		return fmt.Errorf("zktest/containers: unpause zk%d: %w", i+1, err)
+	cli, verb := b.provider.Client(), "unpause"
+	var err error
+	if paused {
+		verb = "pause"
+		_, err = cli.ContainerPause(ctx, b.id(i), client.ContainerPauseOptions{})
+	} else {
+		_, err = cli.ContainerUnpause(ctx, b.id(i), client.ContainerUnpauseOptions{})
 	}
-	m.paused = false
+	if err != nil {
+		return fmt.Errorf("zktest/containers: %s zk%d: %w", verb, i+1, err)
+	}
+	m.paused = paused
 	return nil
 }
 
@@ -121,16 +135,7 @@ func (b *backend) Start(i int) error {
 
 // Pause implements zktest.Controller: the cgroup freezer (docker pause).
 func (b *backend) Pause(i int) error {
-	return b.onRunning(i, func(ctx context.Context, m *member) error {
-		if m.paused {
-			return nil
-		}
-		if _, err := b.provider.Client().ContainerPause(ctx, b.id(i), client.ContainerPauseOptions{}); err != nil {
-			return fmt.Errorf("zktest/containers: pause zk%d: %w", i+1, err)
-		}
-		m.paused = true
-		return nil
-	})
+	return b.onRunning(i, func(ctx context.Context, _ *member) error { return b.setPausedLocked(ctx, i, true) })
 }
 
 // Resume implements zktest.Controller (docker unpause).
