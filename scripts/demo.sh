@@ -23,6 +23,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=zk-lib.sh
+. "$root/scripts/zk-lib.sh"
 export PATH="$PATH:/usr/local/go/bin"
 GO=${GO:-go}
 session=2s
@@ -80,10 +82,6 @@ await() {
 	done
 }
 
-four() {
-	timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1 && printf '%s' '$2' >&3 && cat <&3" 2>/dev/null || true
-}
-
 free_port() {
 	local p
 	for _ in $(seq 1 100); do
@@ -109,19 +107,7 @@ tailpid=$!
 # --- ZooKeeper ---
 port=$(free_port) || die "no free port"
 mkdir -p "$work/zk"
-cat >"$work/zk/zoo.cfg" <<CFG
-tickTime=100
-initLimit=50
-syncLimit=10
-dataDir=$work/zk
-clientPort=$port
-clientPortAddress=127.0.0.1
-minSessionTimeout=200
-maxSessionTimeout=60000
-forceSync=no
-4lw.commands.whitelist=*
-admin.enableServer=false
-CFG
+zk_config "$work/zk/zoo.cfg" "$work/zk" "$port" 100
 java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \
 	-Dzookeeper.admin.enableServer=false -Dzookeeper.4lw.commands.whitelist='*' \
 	-cp "$jar" org.apache.zookeeper.server.quorum.QuorumPeerMain "$work/zk/zoo.cfg" \
@@ -129,12 +115,12 @@ java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \
 pids+=($!)
 say "starting ZooKeeper on 127.0.0.1:$port (tickTime 100ms, data in $work/zk)"
 for _ in $(seq 1 300); do
-	if [ "$(four "$port" ruok)" = imok ] && four "$port" srvr | grep -q '^Mode: '; then
+	if [ "$(zk_four "$port" ruok)" = imok ] && zk_four "$port" srvr | grep -q '^Mode: '; then
 		break
 	fi
 	sleep 0.05
 done
-four "$port" srvr | grep -q '^Mode: ' || die "ZooKeeper did not start (see $work/zk/zk.log)"
+zk_four "$port" srvr | grep -q '^Mode: ' || die "ZooKeeper did not start (see $work/zk/zk.log)"
 
 # --- the database and three runners ---
 resource=/demo/jobrunner
