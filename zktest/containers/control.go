@@ -68,10 +68,7 @@ func (b *backend) setPausedLocked(ctx context.Context, i int, paused bool) error
 // Kill implements zktest.Controller: SIGKILL, then wait until the
 // container is no longer running.
 func (b *backend) Kill(i int) error {
-	return b.onRunning(i, func(ctx context.Context, m *member) error {
-		if err := b.unpauseLocked(ctx, i); err != nil {
-			return err
-		}
+	return b.halt(i, func(ctx context.Context, m *member) error {
 		if _, err := b.provider.Client().ContainerKill(ctx, b.id(i), client.ContainerKillOptions{Signal: "KILL"}); err != nil {
 			return fmt.Errorf("zktest/containers: kill zk%d: %w", i+1, err)
 		}
@@ -81,7 +78,7 @@ func (b *backend) Kill(i int) error {
 				return fmt.Errorf("zktest/containers: kill zk%d: %w", i+1, err)
 			}
 			if !st.Running {
-				break
+				return nil
 			}
 			select {
 			case <-ctx.Done():
@@ -89,21 +86,30 @@ func (b *backend) Kill(i int) error {
 			case <-time.After(20 * time.Millisecond):
 			}
 		}
-		m.running = false
-		return nil
 	})
 }
 
 // Stop implements zktest.Controller: docker stop (SIGTERM, SIGKILL after
 // 10s).
 func (b *backend) Stop(i int) error {
+	return b.halt(i, func(ctx context.Context, m *member) error {
+		grace := 10 * time.Second
+		if err := m.ctr.Stop(ctx, &grace); err != nil {
+			return fmt.Errorf("zktest/containers: stop zk%d: %w", i+1, err)
+		}
+		return nil
+	})
+}
+
+// halt unpauses running member i, then ends it with end; the member is
+// stopped once end returns nil.
+func (b *backend) halt(i int, end func(ctx context.Context, m *member) error) error {
 	return b.onRunning(i, func(ctx context.Context, m *member) error {
 		if err := b.unpauseLocked(ctx, i); err != nil {
 			return err
 		}
-		grace := 10 * time.Second
-		if err := m.ctr.Stop(ctx, &grace); err != nil {
-			return fmt.Errorf("zktest/containers: stop zk%d: %w", i+1, err)
+		if err := end(ctx, m); err != nil {
+			return err
 		}
 		m.running = false
 		return nil
