@@ -23,6 +23,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=zk-lib.sh
+. "$root/scripts/zk-lib.sh"
 export PATH="$PATH:/usr/local/go/bin"
 GO=${GO:-go}
 session=2s
@@ -80,10 +82,6 @@ await() {
 	done
 }
 
-four() {
-	timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1 && printf '%s' '$2' >&3 && cat <&3" 2>/dev/null || true
-}
-
 free_port() {
 	local p
 	for _ in $(seq 1 100); do
@@ -109,19 +107,7 @@ tailpid=$!
 # --- ZooKeeper ---
 port=$(free_port) || die "no free port"
 mkdir -p "$work/zk"
-cat >"$work/zk/zoo.cfg" <<CFG
-tickTime=100
-initLimit=50
-syncLimit=10
-dataDir=$work/zk
-clientPort=$port
-clientPortAddress=127.0.0.1
-minSessionTimeout=200
-maxSessionTimeout=60000
-forceSync=no
-4lw.commands.whitelist=*
-admin.enableServer=false
-CFG
+zk_config "$work/zk/zoo.cfg" "$work/zk" "$port" 100
 java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \
 	-Dzookeeper.admin.enableServer=false -Dzookeeper.4lw.commands.whitelist='*' \
 	-cp "$jar" org.apache.zookeeper.server.quorum.QuorumPeerMain "$work/zk/zoo.cfg" \
@@ -129,12 +115,12 @@ java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \
 pids+=($!)
 say "starting ZooKeeper on 127.0.0.1:$port (tickTime 100ms, data in $work/zk)"
 for _ in $(seq 1 300); do
-	if [ "$(four "$port" ruok)" = imok ] && four "$port" srvr | grep -q '^Mode: '; then
+	if [ "$(zk_four "$port" ruok)" = imok ] && zk_four "$port" srvr | grep -q '^Mode: '; then
 		break
 	fi
 	sleep 0.05
 done
-four "$port" srvr | grep -q '^Mode: ' || die "ZooKeeper did not start (see $work/zk/zk.log)"
+zk_four "$port" srvr | grep -q '^Mode: ' || die "ZooKeeper did not start (see $work/zk/zk.log)"
 
 # --- the database and three runners ---
 resource=/demo/jobrunner
@@ -160,6 +146,23 @@ say "started runner-1, runner-2, runner-3 (pids ${runner[runner-1]} ${runner[run
 leader_id() { sed -E 's/^\[([^]]+)\] LEADER.*/\1/' <<<"$1"; }
 leader_token() { sed -E 's/.*LEADER token=([0-9]+).*/\1/' <<<"$1"; }
 
+# takeover FROM T0 ID TOKEN NONE SAME: await the leader that follows ID
+# (token TOKEN) after log line FROM and its first committed write; set
+# new_id, new_tok and new_ms (from T0 to its LEADER line). It dies with
+# NONE if no runner leads within 20 s, with SAME if ID leads again, and if
+# the token did not increase or the new leader writes nothing.
+takeover() {
+	local from=$1 t0=$2 id=$3 tok=$4 none=$5 same=$6 line t1
+	line=$(await 20 "$from" '^\[runner-[0-9]\] LEADER token=') || die "$none"
+	t1=$(now_ms)
+	new_id=$(leader_id "$line")
+	new_tok=$(leader_token "$line")
+	[ "$new_id" != "$id" ] || die "$same"
+	[ "$new_tok" -gt "$tok" ] || die "token did not increase: $new_tok after $tok"
+	new_ms=$((t1 - t0))
+	await 10 "$from" "^\[$new_id\] write token=$new_tok .* committed" >/dev/null || die "$new_id wrote nothing"
+}
+
 # --- 1: who leads ---
 line=$(await 20 0 '^\[runner-[0-9]\] LEADER token=') || die "no leader within 20s"
 id1=$(leader_id "$line")
@@ -172,14 +175,8 @@ mark=$(lines)
 say "SIGKILL $id1 (pid ${runner[$id1]}): its session expires after $session, then another runner takes over"
 t0=$(now_ms)
 { kill -KILL "${runner[$id1]}" && wait "${runner[$id1]}"; } 2>/dev/null || true
-line=$(await 20 "$mark" '^\[runner-[0-9]\] LEADER token=') || die "no new leader after the kill"
-t1=$(now_ms)
-id2=$(leader_id "$line")
-tok2=$(leader_token "$line")
-[ "$id2" != "$id1" ] || die "the killed runner leads again"
-[ "$tok2" -gt "$tok1" ] || die "token did not increase: $tok2 after $tok1"
-kill_ms=$((t1 - t0))
-await 10 "$mark" "^\[$id2\] write token=$tok2 .* committed" >/dev/null || die "$id2 wrote nothing"
+takeover "$mark" "$t0" "$id1" "$tok1" "no new leader after the kill" "the killed runner leads again"
+id2=$new_id tok2=$new_tok kill_ms=$new_ms
 say "$id2 took over after ${kill_ms}ms with token $tok2 > $tok1"
 
 # --- 3: pause a leader past its session, then resume it ---
@@ -191,14 +188,8 @@ kill -STOP "${runner[$id2]}"
 t0=$(now_ms)
 mark=$(lines)
 say "SIGSTOP $id2 (pid ${runner[$id2]}) for longer than its $session session (a long GC pause)"
-line=$(await 20 "$mark" '^\[runner-[0-9]\] LEADER token=') || die "no new leader while $id2 was paused"
-t1=$(now_ms)
-id3=$(leader_id "$line")
-tok3=$(leader_token "$line")
-[ "$id3" != "$id2" ] || die "the paused runner still leads"
-[ "$tok3" -gt "$tok2" ] || die "token did not increase: $tok3 after $tok2"
-pause_ms=$((t1 - t0))
-await 10 "$mark" "^\[$id3\] write token=$tok3 .* committed" >/dev/null || die "$id3 wrote nothing"
+takeover "$mark" "$t0" "$id2" "$tok2" "no new leader while $id2 was paused" "the paused runner still leads"
+id3=$new_id tok3=$new_tok pause_ms=$new_ms
 say "$id3 took over after ${pause_ms}ms with token $tok3 > $tok2, and has written"
 mark=$(lines)
 say "SIGCONT $id2: it wakes mid-job, still believing it leads, and writes with token $tok2"

@@ -9,15 +9,15 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=zk-lib.sh
+. "$root/scripts/zk-lib.sh"
 dir="$root/.tmp/zk-dev"
 port="${ZK_DEV_PORT:-2181}"
 pidfile="$dir/zk.pid"
 jar=/usr/share/java/zookeeper.jar
 
 # four <cmd>: send a four-letter word, print the answer (empty on failure).
-four() {
-	timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port && printf '%s' '$1' >&3 && cat <&3" 2>/dev/null || true
-}
+four() { zk_four "$port" "$1"; }
 
 # running: our pid file names a live java process that uses our config.
 running() {
@@ -41,19 +41,7 @@ start() {
 		"$root/scripts/install-deps.sh"
 	fi
 	mkdir -p "$dir/data"
-	cat >"$dir/zoo.cfg" <<CFG
-tickTime=200
-initLimit=50
-syncLimit=10
-dataDir=$dir/data
-clientPort=$port
-clientPortAddress=127.0.0.1
-minSessionTimeout=400
-maxSessionTimeout=60000
-forceSync=no
-4lw.commands.whitelist=*
-admin.enableServer=false
-CFG
+	zk_config "$dir/zoo.cfg" "$dir/data" "$port" 200
 	local cp=$jar
 	[ -f /usr/share/java/slf4j-simple.jar ] && cp="$cp:/usr/share/java/slf4j-simple.jar"
 	setsid java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \

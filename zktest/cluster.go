@@ -157,25 +157,22 @@ func (c *Cluster) control(i int) (controller, error) {
 	return c.ctl, nil
 }
 
-// Kill sends SIGKILL to member i and waits until the process is gone. Its
-// data directory is kept. It returns ErrNotRunning if i is not running.
-func (c *Cluster) Kill(i int) error {
+// onMember calls fault on member i's controller (see control).
+func (c *Cluster) onMember(i int, fault func(controller, int) error) error {
 	ctl, err := c.control(i)
 	if err != nil {
 		return err
 	}
-	return ctl.kill(i)
+	return fault(ctl, i)
 }
+
+// Kill sends SIGKILL to member i and waits until the process is gone. Its
+// data directory is kept. It returns ErrNotRunning if i is not running.
+func (c *Cluster) Kill(i int) error { return c.onMember(i, controller.kill) }
 
 // Stop sends SIGTERM to member i (resuming it first if paused) and waits
 // for it to exit, escalating to SIGKILL after 10s.
-func (c *Cluster) Stop(i int) error {
-	ctl, err := c.control(i)
-	if err != nil {
-		return err
-	}
-	return ctl.stop(i)
-}
+func (c *Cluster) Stop(i int) error { return c.onMember(i, controller.stop) }
 
 // Start starts member i again, with its old port and data directory, and
 // waits until the ensemble serves (every live member reports a Mode in
@@ -215,23 +212,11 @@ func (c *Cluster) Restart(i int) error {
 
 // Pause sends SIGSTOP to member i: it keeps its sockets open but answers
 // nothing, like a long GC pause. Pausing a paused member does nothing.
-func (c *Cluster) Pause(i int) error {
-	ctl, err := c.control(i)
-	if err != nil {
-		return err
-	}
-	return ctl.pause(i)
-}
+func (c *Cluster) Pause(i int) error { return c.onMember(i, controller.pause) }
 
 // Resume sends SIGCONT to a paused member i. It does not wait for the member
 // to rejoin the ensemble; call WaitServing for that.
-func (c *Cluster) Resume(i int) error {
-	ctl, err := c.control(i)
-	if err != nil {
-		return err
-	}
-	return ctl.resume(i)
-}
+func (c *Cluster) Resume(i int) error { return c.onMember(i, controller.resume) }
 
 // liveMembers returns the indexes expected to answer: all of them without
 // fault control, else the started, unpaused ones.

@@ -83,11 +83,7 @@ func (p *Proxy) waitGate(l *link) bool {
 		g, cut := p.gate, p.cutoff[l.member]
 		p.mu.Unlock()
 		if cut == nil {
-			select {
-			case <-g:
-			case <-l.done:
-				return false
-			case <-p.closed:
+			if !p.await(l, g) {
 				return false
 			}
 			p.mu.Lock()
@@ -97,13 +93,22 @@ func (p *Proxy) waitGate(l *link) bool {
 				return true
 			}
 		}
-		select {
-		case <-cut:
-		case <-l.done:
-			return false
-		case <-p.closed:
+		if !p.await(l, cut) {
 			return false
 		}
+	}
+}
+
+// await waits until ch is closed; false if the link or the proxy closed
+// first.
+func (p *Proxy) await(l *link, ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	case <-l.done:
+		return false
+	case <-p.closed:
+		return false
 	}
 }
 

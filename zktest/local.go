@@ -44,7 +44,7 @@ func startLocal(t testing.TB, cfg config) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if killed := reapOrphans(); len(killed) > 0 {
+	if killed := book.Reap(); len(killed) > 0 {
 		t.Logf("zktest: killed orphaned ZooKeeper servers %v left by exited test binaries", killed)
 	}
 	// TempDir before Cleanup: cleanups run last-in first-out, so the
@@ -240,22 +240,20 @@ func (lb *localBackend) stop(i int) error {
 	})
 }
 
-func (lb *localBackend) pause(i int) error {
-	return lb.withRunning(i, func(m *member, p *process) error {
-		if err := p.signal(syscall.SIGSTOP); err != nil {
-			return fmt.Errorf("zktest: SIGSTOP server %d: %w", i, err)
-		}
-		m.paused = true
-		return nil
-	})
-}
+func (lb *localBackend) pause(i int) error  { return lb.setPaused(i, true) }
+func (lb *localBackend) resume(i int) error { return lb.setPaused(i, false) }
 
-func (lb *localBackend) resume(i int) error {
+// setPaused sends running member i SIGSTOP (paused) or SIGCONT.
+func (lb *localBackend) setPaused(i int, paused bool) error {
+	sig, name := syscall.SIGCONT, "SIGCONT"
+	if paused {
+		sig, name = syscall.SIGSTOP, "SIGSTOP"
+	}
 	return lb.withRunning(i, func(m *member, p *process) error {
-		if err := p.signal(syscall.SIGCONT); err != nil {
-			return fmt.Errorf("zktest: SIGCONT server %d: %w", i, err)
+		if err := p.signal(sig); err != nil {
+			return fmt.Errorf("zktest: %s server %d: %w", name, i, err)
 		}
-		m.paused = false
+		m.paused = paused
 		return nil
 	})
 }

@@ -9,6 +9,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zklock/zklock/internal/orphans"
+	"github.com/zklock/zklock/internal/proc"
 )
 
 // process is one running ZooKeeper JVM, alone in its own process group.
@@ -36,10 +39,10 @@ func startProcess(java string, args []string, dir string, out *logSink, clusterD
 		return nil, fmt.Errorf("zktest: start %s: %w", java, err)
 	}
 	p := &process{cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{}), out: out}
-	p.pidFile = writePidFile(p.pid, clusterDir)
+	p.pidFile = book.Add(p.pid, clusterDir)
 	go func() {
 		p.waitErr = cmd.Wait()
-		removePidFile(p.pidFile)
+		orphans.Remove(p.pidFile)
 		close(p.exited)
 	}()
 	return p, nil
@@ -64,16 +67,7 @@ func (p *process) done() bool {
 }
 
 // wait waits up to d for the process to exit.
-func (p *process) wait(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-p.exited:
-		return true
-	case <-t.C:
-		return false
-	}
-}
+func (p *process) wait(d time.Duration) bool { return proc.Wait(p.exited, d) }
 
 // kill sends SIGKILL to the group and waits until the process is reaped.
 func (p *process) kill() error {
@@ -103,29 +97,28 @@ func (p *process) terminate(grace time.Duration) error {
 // memory for error messages and copies whole lines, prefixed, to an
 // optional writer.
 type logSink struct {
-	mu     sync.Mutex
+	tail   *proc.Tail
+	mu     sync.Mutex // guards line and the writes to w
 	prefix string
 	w      io.Writer
-	tail   []byte
 	line   []byte
 }
 
 const logTail = 16 << 10
 
-func newLogSink(prefix string, w io.Writer) *logSink { return &logSink{prefix: prefix, w: w} }
+func newLogSink(prefix string, w io.Writer) *logSink {
+	return &logSink{tail: proc.NewTail(logTail), prefix: prefix, w: w}
+}
 
 // Write implements io.Writer; it never fails, so a slow or broken user
 // writer cannot block or kill the server.
 func (s *logSink) Write(b []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.tail = append(s.tail, b...)
-	if len(s.tail) > 2*logTail {
-		s.tail = append(s.tail[:0], s.tail[len(s.tail)-logTail:]...)
-	}
+	_, _ = s.tail.Write(b)
 	if s.w == nil {
 		return len(b), nil
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.line = append(s.line, b...)
 	for {
 		i := bytes.IndexByte(s.line, '\n')
@@ -139,15 +132,7 @@ func (s *logSink) Write(b []byte) (int, error) {
 }
 
 // Tail returns the last few KiB of output.
-func (s *logSink) Tail() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := s.tail
-	if len(t) > logTail {
-		t = t[len(t)-logTail:]
-	}
-	return string(t)
-}
+func (s *logSink) Tail() string { return s.tail.String() }
 
 // bindClash reports whether the output shows the server could not bind a
 // port (another process took it between our reservation and the bind).

@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zklock/zklock/internal/orphans"
 )
 
 // TestReapOrphans starts a stand-in "server" whose pid file names an owner
-// that has exited, and checks that reapOrphans kills it and removes the
+// that has exited, and checks that book.Reap kills it and removes the
 // file, while a server with a live owner is left alone.
 func TestReapOrphans(t *testing.T) {
 	dir := t.TempDir()
@@ -36,15 +38,15 @@ func TestReapOrphans(t *testing.T) {
 	orphan := start(filepath.Join(dir, "orphan"))
 	owned := start(filepath.Join(dir, "owned"))
 
-	orphanFile := filepath.Join(pidDir, strconv.Itoa(orphan.pid))
-	require.NoError(t, os.MkdirAll(pidDir, 0o777))
+	orphanFile := filepath.Join(book.Dir, strconv.Itoa(orphan.pid))
+	require.NoError(t, os.MkdirAll(book.Dir, 0o777))
 	require.NoError(t, os.WriteFile(orphanFile,
 		[]byte(fmt.Sprintf("owner %d 1\ndir %s\n", deadOwner, filepath.Join(dir, "orphan"))), 0o666))
-	ownedFile := writePidFile(owned.pid, filepath.Join(dir, "owned"))
+	ownedFile := book.Add(owned.pid, filepath.Join(dir, "owned"))
 	require.NotEmpty(t, ownedFile)
-	t.Cleanup(func() { removePidFile(ownedFile) })
+	t.Cleanup(func() { orphans.Remove(ownedFile) })
 
-	killed := reapOrphans()
+	killed := book.Reap()
 	require.Contains(t, killed, orphan.pid)
 	require.NotContains(t, killed, owned.pid)
 	require.True(t, orphan.wait(10*time.Second), "orphan still running")

@@ -22,12 +22,7 @@ func electRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endF
 	if err != nil {
 		return nil, nil, err
 	}
-	return func(ctx context.Context, try bool) (*zklock.Hold, error) {
-		if try {
-			return e.TryCampaign(ctx)
-		}
-		return e.Campaign(ctx)
-	}, nil, nil
+	return acquireWith(e.Campaign, e.TryCampaign), nil, nil
 }
 
 // latchRecipe is `elect --latch`: leadership is a term of a

@@ -37,12 +37,18 @@ func acquireOf[L locker](l L, err error) (acquireFunc, endFunc, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return acquireWith(l.Lock, l.TryLock), nil, nil
+}
+
+// acquireWith is the acquireFunc that waits with wait, or with try makes
+// one attempt with once.
+func acquireWith(wait, once func(ctx context.Context) (*zklock.Hold, error)) acquireFunc {
 	return func(ctx context.Context, try bool) (*zklock.Hold, error) {
 		if try {
-			return l.TryLock(ctx)
+			return once(ctx)
 		}
-		return l.Lock(ctx)
-	}, nil, nil
+		return wait(ctx)
+	}
 }
 
 func lockRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endFunc, error) {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,6 +22,13 @@ import (
 // every user, so that test binaries of different users share it.
 type Book struct {
 	Dir string
+	// Marker returns what the command line of the server recorded with
+	// directory dir contains, as one argument; Reap kills only such a
+	// server, so a recycled pid is never hit.
+	Marker func(dir string) string
+	// Gone, if not nil, is called by Reap with the directory of every
+	// record of a gone owner, before the record is removed.
+	Gone func(dir string)
 }
 
 // Add records the server pid that owns dir, with this process as its
@@ -45,40 +53,64 @@ func Remove(path string) {
 }
 
 // Reap SIGKILLs (process group and process) every recorded server whose
-// owner is gone and whose command line still contains marker(dir), so a
-// recycled pid is never hit; then it calls gone(dir), if not nil, and
-// removes the record. It returns the pids it killed.
-func (b Book) Reap(marker func(dir string) string, gone func(dir string)) []int {
-	entries, err := os.ReadDir(b.Dir)
-	if err != nil {
-		return nil
-	}
+// owner is gone and whose command line still contains Marker(dir); then
+// it calls Gone(dir), if not nil, and removes the record. It returns the
+// pids it killed.
+func (b Book) Reap() []int {
 	var killed []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		path := filepath.Join(b.Dir, e.Name())
+	eachPid(b.Dir, func(pid int, name string) {
+		path := filepath.Join(b.Dir, name)
 		body, err := os.ReadFile(path)
 		if err != nil {
-			continue
+			return
 		}
 		owner, ownerStart, dir := parse(string(body))
-		if owner != 0 && ownerStart != "" && ProcStart(owner) == ownerStart {
-			continue // the owner lives: its cleanup stops the server
+		if Alive(owner, ownerStart) {
+			return // the owner lives: its cleanup stops the server
 		}
-		if dir != "" && bytes.Contains(ProcCmdline(pid), []byte(marker(dir)+"\x00")) {
+		if dir != "" && bytes.Contains(ProcCmdline(pid), []byte(b.Marker(dir)+"\x00")) {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			killed = append(killed, pid)
 		}
-		if dir != "" && gone != nil {
-			gone(dir)
+		if dir != "" && b.Gone != nil {
+			b.Gone(dir)
 		}
 		os.Remove(path)
-	}
+	})
 	return killed
+}
+
+// Scan returns the sorted pids of the live (non-zombie) processes whose
+// command line matches.
+func Scan(match func(cmdline []byte) bool) []int {
+	var pids []int
+	eachPid("/proc", func(pid int, _ string) {
+		cl := ProcCmdline(pid)
+		if len(cl) == 0 || !match(cl) {
+			return
+		}
+		if f, ok := stat(pid); ok && len(f) > 0 && strings.HasPrefix(f[0], "Z") {
+			return
+		}
+		pids = append(pids, pid)
+	})
+	sort.Ints(pids)
+	return pids
+}
+
+// eachPid calls f, in directory order, with every entry of dir whose name
+// is a number, and that number.
+func eachPid(dir string, f func(pid int, name string)) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			f(pid, e.Name())
+		}
+	}
 }
 
 func parse(body string) (owner int, ownerStart, dir string) {
@@ -100,19 +132,32 @@ func parse(body string) (owner int, ownerStart, dir string) {
 // counts as gone: its cleanup will never run). With the pid it names a
 // process uniquely, so a recycled pid is not taken for an owner.
 func ProcStart(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(string(b[i+1:]))
+	f, _ := stat(pid)
 	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
 		return ""
 	}
 	return f[19] // the fields after "(comm)" start at field 3
+}
+
+// Alive reports whether the process that ProcStart called start runs:
+// pid is running and started at start (not "").
+func Alive(pid int, start string) bool {
+	return pid > 0 && start != "" && ProcStart(pid) == start
+}
+
+// stat returns the fields of /proc/<pid>/stat after "(comm)", from the
+// state (field 3) on; ok is false when the file cannot be read or has no
+// "(comm)".
+func stat(pid int) (fields []string, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil, false
+	}
+	return strings.Fields(string(b[i+1:])), true
 }
 
 // ProcCmdline returns the NUL-separated command line of pid, or nil.

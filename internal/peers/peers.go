@@ -79,6 +79,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zklock/zklock/internal/proc"
 )
 
 //go:embed java/CuratorPeer.java
@@ -125,7 +127,7 @@ type Peer struct {
 	label  string // "curator" or "kazoo", plus pid
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr *tail
+	stderr *proc.Tail
 
 	doMu    sync.Mutex  // one command in flight at a time
 	replies chan string // ok/err lines
@@ -137,7 +139,7 @@ type Peer struct {
 	events     []Event       // not yet consumed by WaitEvent
 	changed    chan struct{} // closed and replaced whenever events grows
 	broken     error         // set when a reply timed out: replies are out of step
-	transcript *tail
+	transcript *proc.Tail
 
 	closeOnce sync.Once
 }
@@ -147,10 +149,14 @@ type Peer struct {
 // naming `make deps`, if Java or the jars are missing.
 func Curator(t testing.TB, connect string, sessionTimeout time.Duration) *Peer {
 	t.Helper()
-	return curator(t, connect, sessionTimeout)
+	return startCurator(t, connect, sessionTimeout, nil, nil)
 }
 
-func curator(t testing.TB, connect string, sessionTimeout time.Duration, ns ...string) *Peer {
+// startCurator starts java on the Curator peer with the JVM flags of every
+// peer, then props (-D flags), the class path (the peer's classes, the
+// Curator jars, then extraCP) and the peer's arguments: connect, the
+// session timeout in ms and, if given, the namespace.
+func startCurator(t testing.TB, connect string, sessionTimeout time.Duration, props, extraCP []string, ns ...string) *Peer {
 	t.Helper()
 	classes, err := curatorClasses()
 	if err != nil {
@@ -160,9 +166,9 @@ func curator(t testing.TB, connect string, sessionTimeout time.Duration, ns ...s
 	if err != nil {
 		t.Fatalf("peers: java not found: %v\n(install the interop test dependencies with `make deps`)", err)
 	}
-	argv := []string{java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-cp", classes + string(os.PathListSeparator) + ClassPath(),
-		"CuratorPeer", connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10)}
+	cp := strings.Join(append([]string{classes, ClassPath()}, extraCP...), string(os.PathListSeparator))
+	argv := append([]string{java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}, props...)
+	argv = append(argv, "-cp", cp, "CuratorPeer", connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
 	return start(t, "curator", append(argv, ns...)...)
 }
 
@@ -171,7 +177,7 @@ func curator(t testing.TB, connect string, sessionTimeout time.Duration, ns ...s
 // and events are then relative to /ns, as Curator's are.
 func CuratorNamespace(t testing.TB, connect string, sessionTimeout time.Duration, ns string) *Peer {
 	t.Helper()
-	return curator(t, connect, sessionTimeout, ns)
+	return startCurator(t, connect, sessionTimeout, nil, nil, ns)
 }
 
 // CuratorTLS is Curator for servers that speak only TLS: the peer's
@@ -183,33 +189,24 @@ func CuratorNamespace(t testing.TB, connect string, sessionTimeout time.Duration
 // connect.
 func CuratorTLS(t testing.TB, connect string, sessionTimeout time.Duration, caFile, keyStore string) *Peer {
 	t.Helper()
-	classes, err := curatorClasses()
-	if err != nil {
-		t.Fatalf("peers: cannot build the Curator peer: %v\n(install the interop test dependencies with `make deps`)", err)
-	}
-	java, err := exec.LookPath("java")
-	if err != nil {
-		t.Fatalf("peers: java not found: %v\n(install the interop test dependencies with `make deps`)", err)
-	}
-	args := []string{"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+	props := []string{
 		"-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty",
 		"-Dzookeeper.client.secure=true",
 		"-Dzookeeper.ssl.trustStore.location=" + caFile,
 		"-Dzookeeper.ssl.trustStore.type=PEM",
 	}
 	if keyStore != "" {
-		args = append(args, "-Dzookeeper.ssl.keyStore.location="+keyStore, "-Dzookeeper.ssl.keyStore.type=PEM")
+		props = append(props, "-Dzookeeper.ssl.keyStore.location="+keyStore, "-Dzookeeper.ssl.keyStore.type=PEM")
 	}
 	// Netty's TLS handler needs netty-codec, which the zookeeper jar's
 	// manifest does not list.
-	cp := classes + string(os.PathListSeparator) + ClassPath()
+	var extraCP []string
 	for _, jar := range []string{"netty-codec.jar", "netty-resolver.jar", "netty-transport-native-unix-common.jar"} {
 		if p := filepath.Join(JarDir, jar); fileExists(p) {
-			cp += string(os.PathListSeparator) + p
+			extraCP = append(extraCP, p)
 		}
 	}
-	args = append(args, "-cp", cp, "CuratorPeer", connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
-	return start(t, "curator", append([]string{java}, args...)...)
+	return startCurator(t, connect, sessionTimeout, props, extraCP)
 }
 
 func fileExists(p string) bool {
@@ -232,8 +229,8 @@ func start(t testing.TB, kind string, argv ...string) *Peer {
 	t.Helper()
 	p := &Peer{
 		label:      kind,
-		stderr:     newTail(64 << 10),
-		transcript: newTail(32 << 10),
+		stderr:     proc.NewTail(64 << 10),
+		transcript: proc.NewTail(32 << 10),
 		replies:    make(chan string, 64),
 		ready:      make(chan struct{}),
 		done:       make(chan struct{}),
@@ -282,7 +279,7 @@ func (p *Peer) readLoop(stdout io.Reader) {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		p.transcript.WriteString("< " + line + "\n")
+		_, _ = io.WriteString(p.transcript, "< "+line+"\n")
 		switch {
 		case line == "ready":
 			select {
@@ -330,7 +327,7 @@ func (p *Peer) Do(cmd string) (string, error) {
 	if broken != nil {
 		return "", broken
 	}
-	p.transcript.WriteString("> " + cmd + "\n")
+	_, _ = io.WriteString(p.transcript, "> "+cmd+"\n")
 	if _, err := io.WriteString(p.stdin, cmd+"\n"); err != nil {
 		return "", fmt.Errorf("peers: %s: send %q: %w%s", p.label, cmd, err, p.exitNote())
 	}
@@ -443,16 +440,7 @@ func (p *Peer) Close() {
 // Pid is the peer's process id.
 func (p *Peer) Pid() int { return p.cmd.Process.Pid }
 
-func (p *Peer) waitDone(d time.Duration) bool {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-p.done:
-		return true
-	case <-timer.C:
-		return false
-	}
-}
+func (p *Peer) waitDone(d time.Duration) bool { return proc.Wait(p.done, d) }
 
 // exitNote describes a finished process; "" while it runs.
 func (p *Peer) exitNote() string {
@@ -491,30 +479,3 @@ var kazooScript = sync.OnceValues(func() (string, error) {
 	}
 	return path, nil
 })
-
-// tail keeps the last max bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func newTail(max int) *tail { return &tail{max: max} }
-
-func (b *tail) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if over := len(b.buf) - b.max; over > 0 {
-		b.buf = append(b.buf[:0], b.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (b *tail) WriteString(s string) { _, _ = b.Write([]byte(s)) }
-
-func (b *tail) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
-}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/zklock/zklock/internal/proc"
 )
 
 func TestMain(m *testing.M) {
@@ -408,7 +410,7 @@ func startZooKeeper(t *testing.T) string {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	out := newTail(64 << 10)
+	out := proc.NewTail(64 << 10)
 	cmd := exec.Command(java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Dzookeeper.admin.enableServer=false", "-Dzookeeper.4lw.commands.whitelist=ruok",
 		"-cp", filepath.Join(JarDir, "zookeeper.jar")+":"+filepath.Join(JarDir, "slf4j-nop.jar"),

@@ -126,7 +126,7 @@ func TestIntegration_ReapOrphans(t *testing.T) {
 	require.DirExists(t, dir)
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
-	reapOrphans()
+	book.Reap()
 	require.NoDirExists(t, dir)
 	require.Eventually(t, func() bool { return syscall.Kill(-pid, 0) != nil }, 10*time.Second, 20*time.Millisecond,
 		"the orphan server's processes are left")

@@ -8,28 +8,20 @@ import (
 	"github.com/zklock/zklock/internal/orphans"
 )
 
-// pidDir records every server Launch starts, one file per server named
-// after the postmaster's pid, holding the pid and start time of the process
-// that owns it and the server's directory. Launch reaps the servers whose
-// owner has exited (a test binary that was SIGKILLed runs neither its
-// cleanup nor, if Pdeathsig missed, lets the kernel kill the server) and
-// removes their directories.
-var pidDir = filepath.Join(os.TempDir(), "pgtest-pids")
-
-var book = orphans.Book{Dir: pidDir}
-
-func writePidFile(pid int, dir string) string { return book.Add(pid, dir) }
-
-func removePidFile(path string) { orphans.Remove(path) }
-
-// reapOrphans kills the recorded servers whose owner is gone (a server only
-// if its command line still names the recorded directory, so a recycled
-// pid is never hit) and removes their directories and records. It returns
-// the pids it killed.
-func reapOrphans() []int {
-	return book.Reap(func(dir string) string { return filepath.Join(dir, "data") }, func(dir string) {
+// book records every server Launch starts in os.TempDir()/pgtest-pids,
+// one file per server named after the postmaster's pid, holding the pid
+// and start time of the process that owns it and the server's directory
+// (see orphans.Book). Launch reaps the servers whose owner has exited (a
+// test binary that was SIGKILLed runs neither its cleanup nor, if
+// Pdeathsig missed, lets the kernel kill the server): a server only if its
+// command line still names the recorded data directory, so a recycled pid
+// is never hit; their directories are removed with their records.
+var book = orphans.Book{
+	Dir:    filepath.Join(os.TempDir(), "pgtest-pids"),
+	Marker: func(dir string) string { return filepath.Join(dir, "data") },
+	Gone: func(dir string) {
 		if strings.HasPrefix(filepath.Base(dir), "pgtest-") {
 			os.RemoveAll(dir)
 		}
-	})
+	},
 }

@@ -14,6 +14,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zklock/zklock/internal/orphans"
+	"github.com/zklock/zklock/internal/proc"
 )
 
 // A Server is a running PostgreSQL server, or the existing one PG_DSN
@@ -25,7 +28,7 @@ type Server struct {
 	dir      string // the server's directory: data/, the socket, the log
 	cmd      *exec.Cmd
 	exited   chan struct{}
-	log      *tail
+	log      *proc.Tail
 	pidFile  string
 
 	closeOnce sync.Once
@@ -67,7 +70,7 @@ func Launch(ctx context.Context, opts ...Option) (*Server, error) {
 			return nil, fmt.Errorf("pgtest: bad setting %q=%q", s[0], s[1])
 		}
 	}
-	reapOrphans()
+	book.Reap()
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
@@ -127,7 +130,7 @@ func startServer(ctx context.Context, bin, dir string, port int, cred *syscall.C
 	for _, s := range c.settings {
 		args = append(args, "-c", s[0]+"="+s[1])
 	}
-	log := &tail{}
+	log := proc.NewTail(tailSize)
 	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
 	cmd.Dir = dir
 	cmd.Env = childEnv()
@@ -145,7 +148,7 @@ func startServer(ctx context.Context, bin, dir string, port int, cred *syscall.C
 		cmd:     cmd,
 		exited:  make(chan struct{}),
 		log:     log,
-		pidFile: writePidFile(cmd.Process.Pid, dir),
+		pidFile: book.Add(cmd.Process.Pid, dir),
 	}
 	go func() {
 		_ = cmd.Wait()
@@ -239,23 +242,14 @@ func (s *Server) stop() error {
 		err = fmt.Errorf("pgtest: postgres pid %d survived %v", pid, step.sig)
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL) // any child the postmaster left
-	removePidFile(s.pidFile)
+	orphans.Remove(s.pidFile)
 	if rerr := os.RemoveAll(s.dir); rerr != nil && err == nil {
 		err = fmt.Errorf("pgtest: remove %s: %w", s.dir, rerr)
 	}
 	return err
 }
 
-func (s *Server) waitExit(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-s.exited:
-		return true
-	case <-t.C:
-		return false
-	}
-}
+func (s *Server) waitExit(d time.Duration) bool { return proc.Wait(s.exited, d) }
 
 // binDir finds the directory of initdb and postgres: PGTEST_BINDIR, or the
 // newest /usr/lib/postgresql/<version>/bin.
@@ -293,26 +287,5 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// tail keeps the last few KiB of the server's output, for error messages.
-type tail struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-const tailSize = 8 << 10
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > 2*tailSize {
-		t.b = append(t.b[:0], t.b[len(t.b)-tailSize:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
-}
+// tailSize is how much of the server's output its errors quote.
+const tailSize = 16 << 10

@@ -76,33 +76,33 @@ type decoder struct {
 	err error
 }
 
-func (d *decoder) need(n int, what string) bool {
+// take consumes the next n bytes; ok is false (and nothing is consumed)
+// after an error or when fewer than n bytes are left, which is then the
+// error.
+func (d *decoder) take(n int, what string) (b []byte, ok bool) {
 	if d.err != nil {
-		return false
+		return nil, false
 	}
 	if len(d.b) < n {
 		d.err = fmt.Errorf("%w: %s needs %d bytes, %d left", ErrMalformed, what, n, len(d.b))
-		return false
+		return nil, false
 	}
-	return true
+	b, d.b = d.b[:n], d.b[n:]
+	return b, true
 }
 
 func (d *decoder) int32(what string) int32 {
-	if !d.need(4, what) {
-		return 0
+	if b, ok := d.take(4, what); ok {
+		return int32(binary.BigEndian.Uint32(b))
 	}
-	v := int32(binary.BigEndian.Uint32(d.b))
-	d.b = d.b[4:]
-	return v
+	return 0
 }
 
 func (d *decoder) int64(what string) int64 {
-	if !d.need(8, what) {
-		return 0
+	if b, ok := d.take(8, what); ok {
+		return int64(binary.BigEndian.Uint64(b))
 	}
-	v := int64(binary.BigEndian.Uint64(d.b))
-	d.b = d.b[8:]
-	return v
+	return 0
 }
 
 // buffer reads a jute buffer: int32 length, then that many bytes; length -1
@@ -116,12 +116,11 @@ func (d *decoder) buffer(what string) []byte {
 		d.err = fmt.Errorf("%w: %s length %d", ErrMalformed, what, n)
 		return nil
 	}
-	if !d.need(int(n), what) {
+	b, ok := d.take(int(n), what)
+	if !ok {
 		return nil
 	}
-	v := append([]byte{}, d.b[:n]...)
-	d.b = d.b[n:]
-	return v
+	return append([]byte{}, b...)
 }
 
 // optBool reads an optional trailing bool: false when no byte is left.

@@ -40,24 +40,35 @@ func (b *backend) onRunning(i int, f func(ctx context.Context, m *member) error)
 
 // unpauseLocked resumes a paused member, so it can be killed or stopped.
 func (b *backend) unpauseLocked(ctx context.Context, i int) error {
+	return b.setPausedLocked(ctx, i, false)
+}
+
+// setPausedLocked pauses (docker pause) or unpauses member i, if it is not
+// so already. The caller holds its lock.
+func (b *backend) setPausedLocked(ctx context.Context, i int, paused bool) error {
 	m := b.members[i]
-	if !m.paused {
+	if m.paused == paused {
 		return nil
 	}
-	if _, err := b.provider.Client().ContainerUnpause(ctx, b.id(i), client.ContainerUnpauseOptions{}); err != nil {
-		return fmt.Errorf("zktest/containers: unpause zk%d: %w", i+1, err)
+	cli, verb := b.provider.Client(), "unpause"
+	var err error
+	if paused {
+		verb = "pause"
+		_, err = cli.ContainerPause(ctx, b.id(i), client.ContainerPauseOptions{})
+	} else {
+		_, err = cli.ContainerUnpause(ctx, b.id(i), client.ContainerUnpauseOptions{})
 	}
-	m.paused = false
+	if err != nil {
+		return fmt.Errorf("zktest/containers: %s zk%d: %w", verb, i+1, err)
+	}
+	m.paused = paused
 	return nil
 }
 
 // Kill implements zktest.Controller: SIGKILL, then wait until the
 // container is no longer running.
 func (b *backend) Kill(i int) error {
-	return b.onRunning(i, func(ctx context.Context, m *member) error {
-		if err := b.unpauseLocked(ctx, i); err != nil {
-			return err
-		}
+	return b.halt(i, func(ctx context.Context, m *member) error {
 		if _, err := b.provider.Client().ContainerKill(ctx, b.id(i), client.ContainerKillOptions{Signal: "KILL"}); err != nil {
 			return fmt.Errorf("zktest/containers: kill zk%d: %w", i+1, err)
 		}
@@ -67,7 +78,7 @@ func (b *backend) Kill(i int) error {
 				return fmt.Errorf("zktest/containers: kill zk%d: %w", i+1, err)
 			}
 			if !st.Running {
-				break
+				return nil
 			}
 			select {
 			case <-ctx.Done():
@@ -75,21 +86,30 @@ func (b *backend) Kill(i int) error {
 			case <-time.After(20 * time.Millisecond):
 			}
 		}
-		m.running = false
-		return nil
 	})
 }
 
 // Stop implements zktest.Controller: docker stop (SIGTERM, SIGKILL after
 // 10s).
 func (b *backend) Stop(i int) error {
+	return b.halt(i, func(ctx context.Context, m *member) error {
+		grace := 10 * time.Second
+		if err := m.ctr.Stop(ctx, &grace); err != nil {
+			return fmt.Errorf("zktest/containers: stop zk%d: %w", i+1, err)
+		}
+		return nil
+	})
+}
+
+// halt unpauses running member i, then ends it with end; the member is
+// stopped once end returns nil.
+func (b *backend) halt(i int, end func(ctx context.Context, m *member) error) error {
 	return b.onRunning(i, func(ctx context.Context, m *member) error {
 		if err := b.unpauseLocked(ctx, i); err != nil {
 			return err
 		}
-		grace := 10 * time.Second
-		if err := m.ctr.Stop(ctx, &grace); err != nil {
-			return fmt.Errorf("zktest/containers: stop zk%d: %w", i+1, err)
+		if err := end(ctx, m); err != nil {
+			return err
 		}
 		m.running = false
 		return nil
@@ -121,16 +141,7 @@ func (b *backend) Start(i int) error {
 
 // Pause implements zktest.Controller: the cgroup freezer (docker pause).
 func (b *backend) Pause(i int) error {
-	return b.onRunning(i, func(ctx context.Context, m *member) error {
-		if m.paused {
-			return nil
-		}
-		if _, err := b.provider.Client().ContainerPause(ctx, b.id(i), client.ContainerPauseOptions{}); err != nil {
-			return fmt.Errorf("zktest/containers: pause zk%d: %w", i+1, err)
-		}
-		m.paused = true
-		return nil
-	})
+	return b.onRunning(i, func(ctx context.Context, _ *member) error { return b.setPausedLocked(ctx, i, true) })
 }
 
 // Resume implements zktest.Controller (docker unpause).

@@ -6,46 +6,39 @@ import (
 	"sync"
 
 	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/zklock/zklock/internal/proc"
 )
 
 // logSink is a member's testcontainers log consumer: it keeps the tail for
 // error messages and copies whole lines, prefixed, to an optional writer.
 type logSink struct {
-	mu     sync.Mutex
+	tail   *proc.Tail
+	mu     sync.Mutex // serialises the writes to w
 	prefix string
 	w      io.Writer
-	tail   []byte
 }
 
 const logTail = 16 << 10
 
-func newLogSink(prefix string, w io.Writer) *logSink { return &logSink{prefix: prefix, w: w} }
+func newLogSink(prefix string, w io.Writer) *logSink {
+	return &logSink{tail: proc.NewTail(logTail), prefix: prefix, w: w}
+}
 
 // Accept implements testcontainers.LogConsumer. The engine delivers whole
 // lines; a user writer that fails is ignored.
 func (s *logSink) Accept(l testcontainers.Log) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.tail = append(s.tail, l.Content...)
-	if len(s.tail) > 2*logTail {
-		s.tail = append(s.tail[:0], s.tail[len(s.tail)-logTail:]...)
-	}
+	_, _ = s.tail.Write(l.Content)
 	if s.w != nil {
 		line := append([]byte(s.prefix), l.Content...)
 		if !bytes.HasSuffix(line, []byte("\n")) {
 			line = append(line, '\n')
 		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
 		_, _ = s.w.Write(line)
 	}
 }
 
 // Tail returns the last few KiB of the member's output.
-func (s *logSink) Tail() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := s.tail
-	if len(t) > logTail {
-		t = t[len(t)-logTail:]
-	}
-	return string(t)
-}
+func (s *logSink) Tail() string { return s.tail.String() }

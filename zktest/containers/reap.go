@@ -24,11 +24,7 @@ func ownerLabels() map[string]string {
 
 func ownerAlive(labels map[string]string) bool {
 	pid, err := strconv.Atoi(labels[labelOwner])
-	if err != nil {
-		return false
-	}
-	st := orphans.ProcStart(pid)
-	return st != "" && st == labels[labelOwnerStart]
+	return err == nil && orphans.Alive(pid, labels[labelOwnerStart])
 }
 
 // Reap removes the containers and networks of this package whose test

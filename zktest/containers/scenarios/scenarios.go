@@ -85,20 +85,10 @@ func S18(session, dur, period time.Duration) *reliability.Scenario {
 	// then overlaps).
 	sc.LongEvery, sc.LongHold = 100, 6*session
 	sc.Nemesis = func(ctx context.Context, e *reliability.Env) {
-		reliability.Every(ctx, period, func() {
+		everyLeader(ctx, e, "S18", period, func(leader int) {
 			c := *cc
-			leader, err := e.C.Leader()
-			if err != nil {
-				e.T.Logf("S18: leader: %v", err)
-				return
-			}
 			w := longHolderProc(e)
-			var majority []int
-			for i := range e.C.Size() {
-				if i != leader {
-					majority = append(majority, i)
-				}
-			}
+			majority := othersThan(e.C, leader)
 			target := fmt.Sprintf("zk%d+%s", leader+1, w.Name)
 			e.Fault(FaultPartitionLeaderHolder, target, session+session/2+3*time.Second, func() error {
 				for _, o := range e.Workers {
@@ -129,13 +119,8 @@ func S19(session, dur, period time.Duration) *reliability.Scenario {
 	sc, cc := base("S19", "holder's server partitioned away, reconnect", session, dur)
 	sc.Survive = true
 	sc.Nemesis = func(ctx context.Context, e *reliability.Env) {
-		reliability.Every(ctx, period, func() {
+		everyLeader(ctx, e, "S19", period, func(leader int) {
 			c := *cc
-			leader, err := e.C.Leader()
-			if err != nil {
-				e.T.Logf("S19: leader: %v", err)
-				return
-			}
 			for range 20 {
 				name, _, sid, ok := e.Holder()
 				if !ok {
@@ -145,12 +130,7 @@ func S19(session, dur, period time.Duration) *reliability.Scenario {
 				if m < 0 || m == leader {
 					continue // a follower's loss only: a leader's would need an election
 				}
-				rest := []int{containers.Host}
-				for i := range e.C.Size() {
-					if i != m {
-						rest = append(rest, i)
-					}
-				}
+				rest := append([]int{containers.Host}, othersThan(e.C, m)...)
 				e.Fault(FaultPartitionMember, fmt.Sprintf("zk%d(%s %#x)", m+1, name, sid), 3*time.Second, func() error {
 					if err := c.Partition(rest, []int{m}); err != nil {
 						return err
@@ -180,6 +160,31 @@ func S20(session, dur, period time.Duration) *reliability.Scenario {
 		})
 	}
 	return sc
+}
+
+// everyLeader calls f with the current leader every period until ctx
+// ends; a round whose leader is unknown is logged, as scenario name's, and
+// skipped.
+func everyLeader(ctx context.Context, e *reliability.Env, name string, period time.Duration, f func(leader int)) {
+	reliability.Every(ctx, period, func() {
+		leader, err := e.C.Leader()
+		if err != nil {
+			e.T.Logf("%s: leader: %v", name, err)
+			return
+		}
+		f(leader)
+	})
+}
+
+// othersThan returns the members of c but m, in order.
+func othersThan(c *zktest.Cluster, m int) []int {
+	var out []int
+	for i := range c.Size() {
+		if i != m {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // longHolderProc returns the process of a holder whose node still exists
