@@ -34,13 +34,7 @@ func census(cfg Config, srv Server, targets []Target, say func(string, ...any)) 
 		names[i] = fmt.Sprintf("follower%d", i+1)
 	}
 	names[len(names)-1] = "leader" // Server.Ensemble: followers first
-	var few []Target
-	for _, t := range targets {
-		if phaseTarget(t.Name()) {
-			few = append(few, t)
-		}
-	}
-	more, err := censusOn(cfg, Ensemble, srv.Ensemble, names, few, say)
+	more, err := censusOn(cfg, Ensemble, srv.Ensemble, names, phaseTargets(targets), say)
 	return append(out, more...), err
 }
 

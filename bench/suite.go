@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // Config sets the sizes of one suite run.
@@ -208,248 +210,393 @@ func phaseTarget(name string) bool {
 	return false
 }
 
-// Suite runs every measurement against srv, one after another, logging
-// progress to log, and returns the raw records.
-func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
-	began := time.Now()
-	rep := &Report{Started: began.UTC(), Config: cfg}
-	var targets []Target
-	var goTargets []*goTarget
-	for _, lib := range goLibs() {
-		g := &goTarget{lib: lib, server: srv.Addr}
-		goTargets = append(goTargets, g)
-		targets = append(targets, g)
-	}
-	if !cfg.SkipCurator {
-		p, err := startCurator(srv.Addr)
-		if err != nil {
-			return nil, err
-		}
-		defer p.close()
-		for _, r := range []string{"mutex", "rwwrite", "semmutex"} {
-			targets = append(targets, &driver{name: "curator-" + r, recipe: r, proc: p})
-		}
-	}
-	if !cfg.SkipKazoo {
-		p, err := startKazoo(srv.Addr)
-		if err != nil {
-			return nil, err
-		}
-		defer p.close()
-		targets = append(targets, &driver{name: KazooLock, recipe: "lock", proc: p})
-	}
-	add := func(r Record) { rep.Records = append(rep.Records, r) }
-	say := func(format string, args ...any) {
-		_, _ = fmt.Fprintf(log, "%6.1fs "+format+"\n", append([]any{time.Since(began).Seconds()}, args...)...)
-	}
-	zkPID := serverPID(srv.Addr)
-	meter := func(ph phase, t string) *cpuMeter {
-		m := &cpuMeter{client: t}
-		if ph.setup == Standalone {
-			m.server = zkPID
-		}
-		if ph.rtt > 0 && t == "self" {
-			m.client = "" // the delaying proxy runs in this process too
-		}
-		return m
-	}
-
+// phaseTargets are the targets of ts that phaseTarget names, in order.
+func phaseTargets(ts []Target) []Target {
 	var few []Target
-	for _, t := range targets {
+	for _, t := range ts {
 		if phaseTarget(t.Name()) {
 			few = append(few, t)
 		}
 	}
-	noDelay := func() {
-		if srv.Delayed != nil {
-			srv.Delayed.SetDelay(0, 0)
+	return few
+}
+
+// suite is one Suite run in progress: its settings, its targets and the
+// report its steps fill in turn.
+type suite struct {
+	cfg       Config
+	srv       Server
+	log       io.Writer
+	began     time.Time
+	rep       *Report
+	targets   []Target
+	goTargets []*goTarget
+	phases    []phase
+	zkPID     string   // the standalone server's, for CPU accounting
+	cleanup   []func() // run last first when the suite ends
+}
+
+// Suite runs every measurement against srv, one after another, logging
+// progress to log, and returns the raw records.
+func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
+	s := &suite{cfg: cfg, srv: srv, log: log, began: time.Now()}
+	s.rep = &Report{Started: s.began.UTC(), Config: cfg}
+	defer s.close()
+	for _, step := range []func() error{
+		s.startTargets, // the Go targets in this process, the Curator and kazoo drivers
+		s.planPhases,   // direct, through the delaying proxy, against the ensemble
+		s.warmUp,       // a round not recorded
+		s.timedRuns,    // every repetition of every phase
+		s.censusRuns,   // requests counted by relays
+		s.herdRuns,     // a holder and N waiters on one session
+		s.allocRuns,    // heap allocations per cycle (Go only)
+		s.heldRun,      // many zklock mutexes held at once
+		s.readMntr,     // the standalone server's mntr
+		s.failoverPhase,
+	} {
+		if err := step(); err != nil {
+			return nil, err
 		}
 	}
-	phases := []phase{{setup: Standalone, servers: []string{srv.Addr}, targets: targets,
-		unc: cfg.Uncontended, con: cfg.Contended, apply: noDelay}}
+	s.rep.Intervals = ratioIntervals(s.rep.Records)
+	s.rep.Ratios = ratios(s.rep.Intervals)
+	s.rep.Elapsed = time.Since(s.began)
+	return s.rep, nil
+}
+
+// close runs the cleanups, the last registered first.
+func (s *suite) close() {
+	for i := len(s.cleanup) - 1; i >= 0; i-- {
+		s.cleanup[i]()
+	}
+}
+
+// say logs one progress line, stamped with the seconds since the start.
+func (s *suite) say(format string, args ...any) {
+	_, _ = fmt.Fprintf(s.log, "%6.1fs "+format+"\n", append([]any{time.Since(s.began).Seconds()}, args...)...)
+}
+
+func (s *suite) add(recs ...Record) { s.rep.Records = append(s.rep.Records, recs...) }
+
+// meter is a CPU meter of one timed run of phase ph whose client is the
+// process client ("self" for this one).
+func (s *suite) meter(ph phase, client string) *cpuMeter {
+	m := &cpuMeter{client: client}
+	if ph.setup == Standalone {
+		m.server = s.zkPID
+	}
+	if ph.rtt > 0 && client == "self" {
+		m.client = "" // the delaying proxy runs in this process too
+	}
+	return m
+}
+
+// startTargets makes the Go targets and starts the Curator and kazoo
+// drivers (unless skipped).
+func (s *suite) startTargets() error {
+	for _, lib := range goLibs() {
+		g := &goTarget{lib: lib, server: s.srv.Addr}
+		s.goTargets = append(s.goTargets, g)
+		s.targets = append(s.targets, g)
+	}
+	if !s.cfg.SkipCurator {
+		p, err := startCurator(s.srv.Addr)
+		if err != nil {
+			return err
+		}
+		s.cleanup = append(s.cleanup, p.close)
+		for _, r := range []string{"mutex", "rwwrite", "semmutex"} {
+			s.targets = append(s.targets, &driver{name: "curator-" + r, recipe: r, proc: p})
+		}
+	}
+	if !s.cfg.SkipKazoo {
+		p, err := startKazoo(s.srv.Addr)
+		if err != nil {
+			return err
+		}
+		s.cleanup = append(s.cleanup, p.close)
+		s.targets = append(s.targets, &driver{name: KazooLock, recipe: "lock", proc: p})
+	}
+	return nil
+}
+
+// noDelay takes the proxy's delay off.
+func (s *suite) noDelay() {
+	if s.srv.Delayed != nil {
+		s.srv.Delayed.SetDelay(0, 0)
+	}
+}
+
+// planPhases lists the settings of the timed runs: every target directly
+// on the standalone server, then the phase targets through the proxy at
+// each round trip and against the ensemble.
+func (s *suite) planPhases() error {
+	cfg, srv := s.cfg, s.srv
+	s.zkPID = serverPID(srv.Addr)
+	few := phaseTargets(s.targets)
+	s.phases = []phase{{setup: Standalone, servers: []string{srv.Addr}, targets: s.targets,
+		unc: cfg.Uncontended, con: cfg.Contended, apply: s.noDelay}}
 	if srv.Delayed != nil {
 		for _, rtt := range cfg.RTTs {
 			if rtt <= 0 {
 				continue
 			}
-			phases = append(phases, phase{setup: Standalone, rtt: rtt, servers: []string{srv.Delayed.Addr}, targets: few,
+			s.phases = append(s.phases, phase{setup: Standalone, rtt: rtt, servers: []string{srv.Delayed.Addr}, targets: few,
 				unc: cfg.PhaseUncontended, con: cfg.PhaseContended,
 				apply: func() { srv.Delayed.SetDelay(rtt/2, rtt-rtt/2) }})
 		}
 	}
 	if len(srv.Ensemble) > 0 {
-		phases = append(phases, phase{setup: Ensemble, servers: srv.Ensemble, targets: few,
-			unc: cfg.PhaseUncontended, con: cfg.PhaseContended, apply: noDelay})
+		s.phases = append(s.phases, phase{setup: Ensemble, servers: srv.Ensemble, targets: few,
+			unc: cfg.PhaseUncontended, con: cfg.PhaseContended, apply: s.noDelay})
 	}
-	defer noDelay()
+	s.cleanup = append(s.cleanup, s.noDelay)
+	return nil
+}
 
-	// A round that is not recorded, so that the servers' JIT, the drivers'
-	// JVM and the caches are warm before the first target is measured.
-	for _, ph := range phases {
+// warmUp runs a round that is not recorded, so that the servers' JIT, the
+// drivers' JVM and the caches are warm before the first target is measured.
+func (s *suite) warmUp() error {
+	cfg := s.cfg
+	for _, ph := range s.phases {
 		if ph.rtt > 0 {
 			continue // the same server as the direct phase
 		}
 		for _, t := range ph.targets {
 			if _, err := t.Uncontended(ph.servers[0], fmt.Sprintf("/bench/%s/warm-%s", t.Name(), ph.setup), 0, cfg.Warm); err != nil {
-				return nil, fmt.Errorf("%s warm-up: %w", t.Name(), err)
+				return fmt.Errorf("%s warm-up: %w", t.Name(), err)
 			}
 			if !floor(t.Name()) {
 				if _, err := t.Contended(ph.servers, fmt.Sprintf("/bench/%s/warmc-%s", t.Name(), ph.setup), cfg.Contenders, cfg.Contenders, cfg.Warm); err != nil {
-					return nil, fmt.Errorf("%s warm-up: %w", t.Name(), err)
+					return fmt.Errorf("%s warm-up: %w", t.Name(), err)
 				}
 			}
 		}
 	}
-	say("warm-up round done")
+	s.say("warm-up round done")
+	return nil
+}
 
-	for i := 0; i < cfg.Reps; i++ {
-		for _, ph := range phases {
+// timedRuns runs every phase once per repetition, the phases interleaved.
+func (s *suite) timedRuns() error {
+	for i := 0; i < s.cfg.Reps; i++ {
+		for _, ph := range s.phases {
 			ph.apply()
-			recs, err := runPhase(cfg, ph, i, meter, say)
-			if err != nil {
-				return nil, err
+			if err := s.runPhase(ph, i); err != nil {
+				return err
 			}
-			rep.Records = append(rep.Records, recs...)
 		}
 	}
-	noDelay()
+	s.noDelay()
+	return nil
+}
 
-	if cfg.Census > 0 {
-		recs, err := census(cfg, srv, targets, say)
-		if err != nil {
-			return nil, err
-		}
-		rep.Records = append(rep.Records, recs...)
+// censusRuns counts each target's requests through relays (census.go).
+func (s *suite) censusRuns() error {
+	if s.cfg.Census <= 0 {
+		return nil
 	}
-
-	observer, err := connectZK(srv.Addr)
+	recs, err := census(s.cfg, s.srv, s.targets, s.say)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer observer.Close()
-	largestHerd := slices.Max(append([]int{0}, cfg.Herd...))
-	for _, t := range targets {
+	s.add(recs...)
+	return nil
+}
+
+// herdRuns measures each herd target at each herd size, through an
+// observer session that stays open until the suite ends.
+func (s *suite) herdRuns() error {
+	observer, err := connectZK(s.srv.Addr)
+	if err != nil {
+		return err
+	}
+	s.cleanup = append(s.cleanup, observer.Close)
+	largestHerd := slices.Max(append([]int{0}, s.cfg.Herd...))
+	for _, t := range s.targets {
 		h, ok := t.(herder)
 		if !ok || !herdTarget(t.Name()) {
 			continue
 		}
-		for _, n := range cfg.Herd {
-			r, err := herd(srv, observer, t.Name(), h, n)
-			if err != nil {
-				return nil, fmt.Errorf("%s herd %d: %w", t.Name(), n, err)
+		for _, n := range s.cfg.Herd {
+			if err := s.herdRun(observer, t.Name(), h, n, n == largestHerd); err != nil {
+				return err
 			}
-			if _, ok := h.(*goTarget); ok && n == largestHerd {
-				// Once more: the first herd of this size grows the
-				// runtime's pools (goroutine records, sudogs, stack
-				// spans), which it keeps and the next herd reuses.
-				again, err := herd(srv, observer, t.Name(), h, n)
-				if err != nil {
-					return nil, fmt.Errorf("%s herd %d again: %w", t.Name(), n, err)
-				}
-				r.HeapPerWaiterAgain = again.HeapPerWaiter
-				say("herd %-22s %5d waiters: %.0f bytes of heap and stack per waiting goroutine, %.0f the second time", t.Name(), n, r.HeapPerWaiter, r.HeapPerWaiterAgain)
-			}
-			say("herd %-22s %5d waiters: %5.2f requests/handoff %5.2f notifications/handoff %v",
-				t.Name(), n, r.RequestsPerHandoff, r.NotificationsPerHandoff, reqString(r.Requests))
-			add(r)
 		}
 	}
-	for _, g := range goTargets {
-		a, err := g.AllocsPerCycle(fmt.Sprintf("/bench/%s/allocs", g.Name()), cfg.AllocRuns)
+	return nil
+}
+
+// herdRun is one herd of n waiters; a Go target's largest herd runs twice.
+func (s *suite) herdRun(observer *zk.Conn, name string, h herder, n int, largest bool) error {
+	r, err := herd(s.srv, observer, name, h, n)
+	if err != nil {
+		return fmt.Errorf("%s herd %d: %w", name, n, err)
+	}
+	if _, ok := h.(*goTarget); ok && largest {
+		// Once more: the first herd of this size grows the
+		// runtime's pools (goroutine records, sudogs, stack
+		// spans), which it keeps and the next herd reuses.
+		again, err := herd(s.srv, observer, name, h, n)
 		if err != nil {
-			return nil, fmt.Errorf("%s allocs: %w", g.Name(), err)
+			return fmt.Errorf("%s herd %d again: %w", name, n, err)
 		}
-		say("allocs %-22s %6.1f per acquire+release", g.Name(), a)
-		add(Record{Target: g.Name(), Measure: measureAllocs, Setup: Standalone, AllocsPerCycle: a})
+		r.HeapPerWaiterAgain = again.HeapPerWaiter
+		s.say("herd %-22s %5d waiters: %.0f bytes of heap and stack per waiting goroutine, %.0f the second time", name, n, r.HeapPerWaiter, r.HeapPerWaiterAgain)
 	}
-	if cfg.Held > 0 {
-		r, err := heldLocks(srv.Addr, "/bench/held", cfg.Held)
+	s.say("herd %-22s %5d waiters: %5.2f requests/handoff %5.2f notifications/handoff %v",
+		name, n, r.RequestsPerHandoff, r.NotificationsPerHandoff, reqString(r.Requests))
+	s.add(r)
+	return nil
+}
+
+// allocRuns counts the heap allocations of an uncontended cycle of each
+// Go target.
+func (s *suite) allocRuns() error {
+	for _, g := range s.goTargets {
+		a, err := g.AllocsPerCycle(fmt.Sprintf("/bench/%s/allocs", g.Name()), s.cfg.AllocRuns)
 		if err != nil {
-			return nil, fmt.Errorf("%d held locks: %w", cfg.Held, err)
+			return fmt.Errorf("%s allocs: %w", g.Name(), err)
 		}
-		say("held %d zklock mutexes on one session in %v: %.0f bytes and %.4f goroutines per held lock (and %.0f bytes per Mutex value)",
-			cfg.Held, r.Elapsed.Round(time.Millisecond), r.HeapPerHeld, r.GoroutinesPerHeld, r.HeapPerMutex)
-		add(r)
+		s.say("allocs %-22s %6.1f per acquire+release", g.Name(), a)
+		s.add(Record{Target: g.Name(), Measure: measureAllocs, Setup: Standalone, AllocsPerCycle: a})
 	}
-	if srv.FourLetter != nil {
-		rep.Mntr, _ = srv.FourLetter("mntr")
+	return nil
+}
+
+// heldRun holds cfg.Held zklock mutexes at once on one session (held.go).
+func (s *suite) heldRun() error {
+	n := s.cfg.Held
+	if n <= 0 {
+		return nil
 	}
-	if cfg.Failover.Events > 0 && srv.Failover != nil {
-		say("failover phase: %d events per case, session timeout %v", cfg.Failover.Events, cfg.Failover.SessionTimeout)
-		f, err := failover(cfg.Failover, srv.Failover(), say)
-		if err != nil {
-			return nil, err
-		}
-		rep.Failover = f
+	r, err := heldLocks(s.srv.Addr, "/bench/held", n)
+	if err != nil {
+		return fmt.Errorf("%d held locks: %w", n, err)
 	}
-	rep.Intervals = ratioIntervals(rep.Records)
-	rep.Ratios = ratios(rep.Intervals)
-	rep.Elapsed = time.Since(began)
-	return rep, nil
+	s.say("held %d zklock mutexes on one session in %v: %.0f bytes and %.4f goroutines per held lock (and %.0f bytes per Mutex value)",
+		n, r.Elapsed.Round(time.Millisecond), r.HeapPerHeld, r.GoroutinesPerHeld, r.HeapPerMutex)
+	s.add(r)
+	return nil
+}
+
+// readMntr keeps the standalone server's mntr output after the runs.
+func (s *suite) readMntr() error {
+	if s.srv.FourLetter != nil {
+		s.rep.Mntr, _ = s.srv.FourLetter("mntr")
+	}
+	return nil
+}
+
+// failoverPhase runs the failover phase (failover.go) on its own ensemble.
+func (s *suite) failoverPhase() error {
+	fc := s.cfg.Failover
+	if fc.Events <= 0 || s.srv.Failover == nil {
+		return nil
+	}
+	s.say("failover phase: %d events per case, session timeout %v", fc.Events, fc.SessionTimeout)
+	f, err := failover(fc, s.srv.Failover(), s.say)
+	if err != nil {
+		return err
+	}
+	s.rep.Failover = f
+	return nil
+}
+
+// phaseRep is repetition i of one phase.
+type phaseRep struct {
+	phase
+	i     int
+	tag   string   // "<setup>-<rtt>ms", in the log and the node paths
+	order []Target // the phase's targets, from another one each repetition
 }
 
 // runPhase runs repetition i of every timed workload of one phase: each
 // target uncontended, the two handoff floors, then each lock contended
 // across sessions and in one process.
-func runPhase(cfg Config, ph phase, i int, meter func(phase, string) *cpuMeter, say func(string, ...any)) ([]Record, error) {
-	var out []Record
-	tag := fmt.Sprintf("%s-%gms", ph.setup, ph.rttMS())
-	rec := func(t, measure string, r Run) {
-		out = append(out, Record{Target: t, Measure: measure, Setup: ph.setup, RTTms: ph.rttMS(), Rep: i, Run: &r})
-	}
+func (s *suite) runPhase(ph phase, i int) error {
 	// Each repetition starts at another target, so that no target is
 	// always the one measured right after a phase change.
-	k := i * len(ph.targets) / max(1, cfg.Reps)
-	order := append(slices.Clone(ph.targets[k:]), ph.targets[:k]...)
-	for _, t := range order {
-		m := meter(ph, t.clientPID())
+	k := i * len(ph.targets) / max(1, s.cfg.Reps)
+	pr := phaseRep{phase: ph, i: i, tag: fmt.Sprintf("%s-%gms", ph.setup, ph.rttMS()),
+		order: append(slices.Clone(ph.targets[k:]), ph.targets[:k]...)}
+	for _, run := range []func(phaseRep) error{s.uncontendedRuns, s.handoffFloors, s.contendedRuns} {
+		if err := run(pr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addRun records one timed run of repetition pr.
+func (s *suite) addRun(pr phaseRep, target, measure string, r Run) {
+	s.add(Record{Target: target, Measure: measure, Setup: pr.setup, RTTms: pr.rttMS(), Rep: pr.i, Run: &r})
+}
+
+// uncontendedRuns: each target's acquire+release cycles on one session.
+func (s *suite) uncontendedRuns(pr phaseRep) error {
+	i, tag := pr.i, pr.tag
+	for _, t := range pr.order {
+		m := s.meter(pr.phase, t.clientPID())
 		m.start()
-		r, err := t.Uncontended(ph.servers[0], fmt.Sprintf("/bench/%s/u%d-%s", t.Name(), i, tag), cfg.Warm, ph.unc)
+		r, err := t.Uncontended(pr.servers[0], fmt.Sprintf("/bench/%s/u%d-%s", t.Name(), i, tag), s.cfg.Warm, pr.unc)
 		m.stop(&r)
 		if err != nil {
-			return nil, fmt.Errorf("%s uncontended %s: %w", t.Name(), tag, err)
+			return fmt.Errorf("%s uncontended %s: %w", t.Name(), tag, err)
 		}
-		say("rep %d %-14s %-22s uncontended %8.0f cycles/s p50 %v p99 %v", i, tag, t.Name(), r.PerSec, r.P50, r.P99)
-		rec(t.Name(), measureUnc, r)
+		s.say("rep %d %-14s %-22s uncontended %8.0f cycles/s p50 %v p99 %v", i, tag, t.Name(), r.PerSec, r.P50, r.P99)
+		s.addRun(pr, t.Name(), measureUnc, r)
 	}
-	// The handoff floors: chains about as long as the contended runs, at
-	// most maxChain nodes (each made before the clock starts).
+	return nil
+}
+
+// handoffFloors: chains about as long as the contended runs, at most
+// maxChain nodes (each made before the clock starts).
+func (s *suite) handoffFloors(pr phaseRep) error {
+	i, tag := pr.i, pr.tag
 	for _, f := range []struct {
 		name string
 		run  func(servers []string, dir string, n int) (Run, error)
 		cost time.Duration // about one handoff's time
-	}{{FloorHandoff, floorHandoff, 500*time.Microsecond + ph.rtt}, {FloorListed, floorListed, time.Millisecond + 2*ph.rtt}} {
-		n := min(maxChain, max(20, int(ph.con/f.cost)))
-		m := meter(ph, "self")
+	}{{FloorHandoff, floorHandoff, 500*time.Microsecond + pr.rtt}, {FloorListed, floorListed, time.Millisecond + 2*pr.rtt}} {
+		n := min(maxChain, max(20, int(pr.con/f.cost)))
+		m := s.meter(pr.phase, "self")
 		m.start()
-		r, err := f.run(ph.servers, fmt.Sprintf("/bench/%s/c%d-%s", f.name, i, tag), n)
+		r, err := f.run(pr.servers, fmt.Sprintf("/bench/%s/c%d-%s", f.name, i, tag), n)
 		m.stop(&r)
 		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", f.name, tag, err)
+			return fmt.Errorf("%s %s: %w", f.name, tag, err)
 		}
-		say("rep %d %-14s %-22s handoffs   %8.0f /s p50 %v p99 %v", i, tag, f.name, r.PerSec, r.P50, r.P99)
-		rec(f.name, measureCont, r)
+		s.say("rep %d %-14s %-22s handoffs   %8.0f /s p50 %v p99 %v", i, tag, f.name, r.PerSec, r.P50, r.P99)
+		s.addRun(pr, f.name, measureCont, r)
 	}
+	return nil
+}
+
+// contendedRuns: each lock contended across sessions, then by goroutines
+// on one session.
+func (s *suite) contendedRuns(pr phaseRep) error {
+	i, tag := pr.i, pr.tag
 	for _, mode := range []struct {
 		measure           string
 		sessions, workers int
-	}{{measureCont, cfg.Contenders, cfg.Contenders}, {measureGorout, 1, cfg.Goroutines}} {
-		for _, t := range order {
+	}{{measureCont, s.cfg.Contenders, s.cfg.Contenders}, {measureGorout, 1, s.cfg.Goroutines}} {
+		for _, t := range pr.order {
 			if floor(t.Name()) {
 				continue
 			}
-			m := meter(ph, t.clientPID())
+			m := s.meter(pr.phase, t.clientPID())
 			m.start()
-			r, err := t.Contended(ph.servers, fmt.Sprintf("/bench/%s/%s%d-%s", t.Name(), mode.measure, i, tag), mode.sessions, mode.workers, ph.con)
+			r, err := t.Contended(pr.servers, fmt.Sprintf("/bench/%s/%s%d-%s", t.Name(), mode.measure, i, tag), mode.sessions, mode.workers, pr.con)
 			m.stop(&r)
 			if err != nil {
-				return nil, fmt.Errorf("%s %s %s: %w", t.Name(), mode.measure, tag, err)
+				return fmt.Errorf("%s %s %s: %w", t.Name(), mode.measure, tag, err)
 			}
-			say("rep %d %-14s %-22s %-11s %8.0f handoffs/s wait p50 %v p99 %v", i, tag, t.Name(), mode.measure, r.PerSec, r.P50, r.P99)
-			rec(t.Name(), mode.measure, r)
+			s.say("rep %d %-14s %-22s %-11s %8.0f handoffs/s wait p50 %v p99 %v", i, tag, t.Name(), mode.measure, r.PerSec, r.P50, r.P99)
+			s.addRun(pr, t.Name(), mode.measure, r)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // goLibs are the Go implementations measured in this process.
