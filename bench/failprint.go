@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -26,7 +25,7 @@ func (r *Report) printFailover(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nfailover: time without a leader per event, ms (median [95%% interval], p50, p99) and changes of leader per event; session timeout %v, tick %v, zklock's loss limits %v (graceful and kill9 at the first); %v\n",
 		f.SessionTimeout, f.Tick, lossLabels(f), f.Elapsed.Round(time.Second))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := table(w)
 	fmt.Fprintln(tw, "case\trecipe\tloss\tevents\tmedian\tinterval\tp50\tp99\tchanges\tmax\tmoved p50\tmoved max\toverlap\t")
 	for _, s := range f.summaries() {
 		iv := medianInterval(s.Gaps)
