@@ -49,7 +49,7 @@ func chain(servers []string, dir string, n int, list bool) (Run, error) {
 	}
 	node := func(i int) string { return fmt.Sprintf("%s/n-%06d", dir, i) }
 	// Create the chain with a few requests in flight.
-	if err := parallel(n, func(i int) error {
+	if err := parallel(n, 32, func(i int) error {
 		_, err := conns[i%2].Create(node(i), nil, zk.FlagEphemeral, acl)
 		return err
 	}); err != nil {
@@ -61,7 +61,7 @@ func chain(servers []string, dir string, n int, list bool) (Run, error) {
 		return Run{}, err
 	}
 	watches := make([]<-chan zk.Event, n)
-	if err := parallel(n-1, func(i int) error {
+	if err := parallel(n-1, 32, func(i int) error {
 		ok, _, ch, err := conns[(i+1)%2].ExistsW(node(i))
 		if err == nil && !ok {
 			err = fmt.Errorf("bench: %s vanished", node(i))
@@ -108,32 +108,6 @@ func chain(servers []string, dir string, n int, list bool) (Run, error) {
 	}
 	r.finish()
 	return r, nil
-}
-
-// parallel runs f(0..n-1) with at most 32 calls in flight and returns the
-// first error.
-func parallel(n int, f func(i int) error) error {
-	sem := make(chan struct{}, 32)
-	var (
-		mu    sync.Mutex
-		first error
-		wg    sync.WaitGroup
-	)
-	for i := range n {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if err := f(i); err != nil {
-				mu.Lock()
-				if first == nil {
-					first = err
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return first
 }
 
 // floor reports whether a target is a floor (measured uncontended only, or
