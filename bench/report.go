@@ -242,11 +242,54 @@ type series struct {
 	ys   []float64
 }
 
+// A line chart's size and margins, in pixels.
+const (
+	lineW, lineH                             = 400, 260
+	lineLeft, lineRight, lineTop, lineBottom = 62, 130, 26, 34
+)
+
+// lineFrame is a line chart's plot area and scales.
+type lineFrame struct {
+	pw, ph float64 // the plot area's width and height
+	nx     int     // x categories
+	yOf    func(float64) float64
+	ticks  []float64 // the y values marked
+}
+
+// xAt is the x coordinate of category i.
+func (c lineFrame) xAt(i int) float64 {
+	if c.nx == 1 {
+		return float64(lineLeft) + c.pw/2
+	}
+	return float64(lineLeft) + c.pw*float64(i)/float64(c.nx-1)
+}
+
+// yAt is the y coordinate of value v.
+func (c lineFrame) yAt(v float64) float64 { return float64(lineTop) + c.ph - c.yOf(v) }
+
 // lineChart draws series over categorical x values, y linear from 0 or,
 // with logY, logarithmic (for figures that span decades).
 func lineChart(title, yLabel string, xs []string, ss []series, logY bool) string {
-	const w, h, left, right, top, bottom = 400, 260, 62, 130, 26, 34
-	pw, ph := float64(w-left-right), float64(h-top-bottom)
+	c := lineFrame{pw: float64(lineW - lineLeft - lineRight), ph: float64(lineH - lineTop - lineBottom), nx: len(xs)}
+	c.yOf, c.ticks = yScale(ss, logY, c.ph)
+	var b strings.Builder
+	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-size=\"11\">\n", lineW, lineH)
+	fmt.Fprintf(&b, "<text x=\"4\" y=\"14\" font-weight=\"bold\" font-size=\"13\">%s</text>\n", esc(title))
+	if logY {
+		yLabel += " (log scale)"
+	}
+	c.axes(&b, yLabel, xs)
+	for si, s := range ss {
+		c.line(&b, si, s)
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+// yScale maps values to heights above the axis, 0..ph, and picks the
+// values to mark: linear from 0 to a round maximum or, with logY (and a
+// positive value), logarithmic over whole decades.
+func yScale(ss []series, logY bool, ph float64) (func(float64) float64, []float64) {
 	maxY, minY := 0.0, math.Inf(1)
 	for _, s := range ss {
 		for _, y := range s.ys {
@@ -259,83 +302,83 @@ func lineChart(title, yLabel string, xs []string, ss []series, logY bool) string
 		}
 	}
 	maxY = niceCeil(maxY)
-	var tickVals []float64
-	// yOf maps a value to its height above the axis, 0..ph.
-	yOf := func(v float64) float64 { return scale(v, maxY, int(ph)) }
 	if logY && !math.IsInf(minY, 1) {
-		lo := math.Pow(10, math.Floor(math.Log10(minY)))
-		hi := math.Pow(10, math.Ceil(math.Log10(maxY)))
-		if hi <= lo {
-			hi = lo * 10
+		return logScale(minY, maxY, ph)
+	}
+	var ticks []float64
+	n := 4
+	if m := maxY / math.Pow(10, math.Floor(math.Log10(maxY))); m > 4.5 && m < 5.5 {
+		n = 5 // 5 × 10^k: steps of 10^k
+	}
+	for k := 0; k <= n; k++ {
+		ticks = append(ticks, maxY*float64(k)/float64(n))
+	}
+	return func(v float64) float64 { return scale(v, maxY, int(ph)) }, ticks
+}
+
+// logScale is yScale's logarithmic scale from the decade of minY to that
+// of maxY, marked at 1, 2 and 5 times each power of ten.
+func logScale(minY, maxY, ph float64) (func(float64) float64, []float64) {
+	lo := math.Pow(10, math.Floor(math.Log10(minY)))
+	hi := math.Pow(10, math.Ceil(math.Log10(maxY)))
+	if hi <= lo {
+		hi = lo * 10
+	}
+	yOf := func(v float64) float64 {
+		if v <= 0 {
+			return 0
 		}
-		yOf = func(v float64) float64 {
-			if v <= 0 {
-				return 0
+		return (math.Log10(v) - math.Log10(lo)) / (math.Log10(hi) - math.Log10(lo)) * ph
+	}
+	var ticks []float64
+	for p := lo; p <= hi*1.001; p *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			if p*m <= hi*1.001 {
+				ticks = append(ticks, p*m)
 			}
-			return (math.Log10(v) - math.Log10(lo)) / (math.Log10(hi) - math.Log10(lo)) * ph
-		}
-		for p := lo; p <= hi*1.001; p *= 10 {
-			for _, m := range []float64{1, 2, 5} {
-				if p*m <= hi*1.001 {
-					tickVals = append(tickVals, p*m)
-				}
-			}
-		}
-	} else {
-		ticks := 4
-		if m := maxY / math.Pow(10, math.Floor(math.Log10(maxY))); m > 4.5 && m < 5.5 {
-			ticks = 5 // 5 × 10^k: steps of 10^k
-		}
-		for k := 0; k <= ticks; k++ {
-			tickVals = append(tickVals, maxY*float64(k)/float64(ticks))
 		}
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-size=\"11\">\n", w, h)
-	fmt.Fprintf(&b, "<text x=\"4\" y=\"14\" font-weight=\"bold\" font-size=\"13\">%s</text>\n", esc(title))
-	if logY {
-		yLabel += " (log scale)"
-	}
-	fmt.Fprintf(&b, "<text x=\"12\" y=\"%d\" fill=\"#555\" text-anchor=\"middle\" transform=\"rotate(-90 12 %d)\">%s</text>\n", top+int(ph/2), top+int(ph/2), esc(yLabel))
-	for _, v := range tickVals {
-		y := float64(top) + ph - yOf(v)
-		fmt.Fprintf(&b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n", left, y, float64(left)+pw, y)
-		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", left-4, y+4, esc(short(v)))
-	}
-	xAt := func(i int) float64 {
-		if len(xs) == 1 {
-			return float64(left) + pw/2
-		}
-		return float64(left) + pw*float64(i)/float64(len(xs)-1)
+	return yOf, ticks
+}
+
+// axes draws the y label, the grid lines with their values and the x
+// categories.
+func (c lineFrame) axes(b *strings.Builder, yLabel string, xs []string) {
+	fmt.Fprintf(b, "<text x=\"12\" y=\"%d\" fill=\"#555\" text-anchor=\"middle\" transform=\"rotate(-90 12 %d)\">%s</text>\n", lineTop+int(c.ph/2), lineTop+int(c.ph/2), esc(yLabel))
+	for _, v := range c.ticks {
+		y := c.yAt(v)
+		fmt.Fprintf(b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n", lineLeft, y, float64(lineLeft)+c.pw, y)
+		fmt.Fprintf(b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", lineLeft-4, y+4, esc(short(v)))
 	}
 	for i, x := range xs {
-		fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", xAt(i), h-bottom+14, esc(x))
+		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", c.xAt(i), lineH-lineBottom+14, esc(x))
 	}
-	for si, s := range ss {
-		var pts []string
-		for i, y := range s.ys {
-			if math.IsNaN(y) {
-				continue
-			}
-			yy := float64(top) + ph - yOf(y)
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", xAt(i), yy))
-			fmt.Fprintf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", xAt(i), yy, colorOf(s.name))
+}
+
+// line draws series s, the si-th: its points, the line through them and
+// its legend entry (zklock's line thick, the floors' dashed).
+func (c lineFrame) line(b *strings.Builder, si int, s series) {
+	var pts []string
+	for i, y := range s.ys {
+		if math.IsNaN(y) {
+			continue
 		}
-		sw := "1.5"
-		if s.name == ZklockMutex {
-			sw = "3"
-		}
-		dash := ""
-		if floor(s.name) {
-			dash = " stroke-dasharray=\"4 3\""
-		}
-		fmt.Fprintf(&b, "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s/>\n", strings.Join(pts, " "), colorOf(s.name), sw, dash)
-		ly := top + 10 + si*15
-		fmt.Fprintf(&b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"%s\"%s/>\n", w-right+8, ly-4, w-right+24, ly-4, colorOf(s.name), sw, dash)
-		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\">%s</text>\n", w-right+28, ly, esc(s.name))
+		yy := c.yAt(y)
+		pts = append(pts, fmt.Sprintf("%.1f,%.1f", c.xAt(i), yy))
+		fmt.Fprintf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", c.xAt(i), yy, colorOf(s.name))
 	}
-	b.WriteString("</svg>\n")
-	return b.String()
+	sw := "1.5"
+	if s.name == ZklockMutex {
+		sw = "3"
+	}
+	dash := ""
+	if floor(s.name) {
+		dash = " stroke-dasharray=\"4 3\""
+	}
+	fmt.Fprintf(b, "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s/>\n", strings.Join(pts, " "), colorOf(s.name), sw, dash)
+	ly := lineTop + 10 + si*15
+	fmt.Fprintf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"%s\"%s/>\n", lineW-lineRight+8, ly-4, lineW-lineRight+24, ly-4, colorOf(s.name), sw, dash)
+	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\">%s</text>\n", lineW-lineRight+28, ly, esc(s.name))
 }
 
 // niceCeil rounds v up to 1, 2 or 5 times a power of ten.
