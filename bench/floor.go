@@ -117,13 +117,7 @@ func floor(name string) bool { return strings.HasPrefix(name, "floor-") }
 // floorCycle is the bare cycle an uncontended lock cannot beat: create an
 // ephemeral sequential node, list the directory, delete the node. It
 // excludes nothing, so it is only measured uncontended.
-var floorCycle = goLib{name: "floor-cycle", open: func(server string) (goClient, error) {
-	conn, err := connectZK(server)
-	if err != nil {
-		return nil, err
-	}
-	return &cycleClient{zkClient{conn}}, nil
-}}
+var floorCycle = zkLib("floor-cycle", func(c zkClient) goClient { return &cycleClient{c} })
 
 type cycleClient struct{ zkClient }
 
@@ -154,13 +148,7 @@ func (l *cycleLocker) unlock() error { return l.conn.Delete(l.node, -1) }
 // floorCycleExists is floorCycle plus a read of the new node's Stat in
 // parallel with the listing: what zklock's acquire does to learn its fencing
 // token (the node's czxid). It shows what that read costs.
-var floorCycleExists = goLib{name: "floor-cycle+exists", open: func(server string) (goClient, error) {
-	conn, err := connectZK(server)
-	if err != nil {
-		return nil, err
-	}
-	return &cycleExistsClient{cycleClient{zkClient{conn}}}, nil
-}}
+var floorCycleExists = zkLib("floor-cycle+exists", func(c zkClient) goClient { return &cycleExistsClient{cycleClient{c}} })
 
 type cycleExistsClient struct{ cycleClient }
 

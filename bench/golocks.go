@@ -37,18 +37,28 @@ var acl = zk.WorldACL(zk.PermAll)
 // zklockLib is zklock's recipe built by mk on a fresh Session.
 func zklockLib(name string, mk func(s *zklock.Session, path string) (func(context.Context) (*zklock.Hold, error), error)) goLib {
 	return goLib{name: name, open: func(server string) (goClient, error) {
-		s, err := zklock.Connect([]string{server}, zklock.WithSessionTimeout(sessionTimeout))
-		if err != nil {
-			return nil, err
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := s.WaitConnected(ctx); err != nil {
-			_ = s.Close()
+		s, err := connectSession(ctx, server)
+		if err != nil {
 			return nil, err
 		}
 		return &zklockClient{s: s, mk: mk}, nil
 	}}
+}
+
+// connectSession opens a zklock session on server and waits, within ctx,
+// until it is connected.
+func connectSession(ctx context.Context, server string) (*zklock.Session, error) {
+	s, err := zklock.Connect([]string{server}, zklock.WithSessionTimeout(sessionTimeout))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.WaitConnected(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 type zklockClient struct {
@@ -141,14 +151,20 @@ func (c *zkClient) close() { c.conn.Close() }
 
 func (c *zkClient) zkConn() *zk.Conn { return c.conn }
 
+// zkLib is a Go library whose sessions are plain go-zookeeper
+// connections, wrapped by wrap.
+func zkLib(name string, wrap func(zkClient) goClient) goLib {
+	return goLib{name: name, open: func(server string) (goClient, error) {
+		conn, err := connectZK(server)
+		if err != nil {
+			return nil, err
+		}
+		return wrap(zkClient{conn}), nil
+	}}
+}
+
 // goZKLock is go-zookeeper's zk.Lock.
-var goZKLock = goLib{name: "go-zookeeper-lock", open: func(server string) (goClient, error) {
-	conn, err := connectZK(server)
-	if err != nil {
-		return nil, err
-	}
-	return &zkLockClient{zkClient{conn}}, nil
-}}
+var goZKLock = zkLib("go-zookeeper-lock", func(c zkClient) goClient { return &zkLockClient{c} })
 
 type zkLockClient struct{ zkClient }
 

@@ -70,15 +70,11 @@ func makeLockDirs(admin *zk.Conn, dir string, n int) error {
 // warmSession connects the holding session and takes and releases one
 // lock first, so that whatever a session sets up once is there.
 func warmSession(ctx context.Context, server, dir string) (*zklock.Session, error) {
-	s, err := zklock.Connect([]string{server}, zklock.WithSessionTimeout(sessionTimeout))
+	s, err := connectSession(ctx, server)
 	if err != nil {
 		return nil, err
 	}
-	err = s.WaitConnected(ctx)
-	if err == nil {
-		err = lockOnce(ctx, s, dir+"/warm")
-	}
-	if err != nil {
+	if err := lockOnce(ctx, s, dir+"/warm"); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
