@@ -140,6 +140,25 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 	rep, err := Suite(cfg, srv, &log)
 	require.NoError(t, err, log.String())
 
+	checkMeasured(t, checkRecords(t, rep))
+	checkRatioKeys(t, rep)
+	checkCensus(t, rep)
+	checkFailover(t, rep.Failover)
+	checkPrinted(t, rep)
+	dir := t.TempDir()
+	require.NoError(t, rep.WriteJSON(dir+"/bench.json"))
+	require.NoError(t, rep.WriteHTML(dir+"/bench.html", "bench.json"))
+	checkHTML(t, dir+"/bench.html", rep)
+	if out := os.Getenv("BENCH_HTML_OUT"); out != "" { // to look at the page
+		require.NoError(t, rep.WriteJSON(out+"/smoke.json"))
+		require.NoError(t, rep.WriteHTML(out+"/smoke.html", "smoke.json"))
+	}
+}
+
+// checkRecords checks each record's figures and returns the "target
+// measure" and "target measure setup rtt" keys seen.
+func checkRecords(t *testing.T, rep *Report) map[string]bool {
+	t.Helper()
 	seen := map[string]bool{}
 	for _, r := range rep.Records {
 		seen[r.Target+" "+r.Measure] = true
@@ -166,7 +185,18 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 			// Every acquire+release writes at least a create and a delete.
 			require.GreaterOrEqual(t, r.RequestsPerHandoff, 2.0, "%s %s", r.Target, r.Measure)
 		}
+		// A 2 ms round trip shows: an uncontended cycle takes at least two.
+		if r.Measure == measureUnc && r.RTTms == 2 {
+			require.GreaterOrEqual(t, r.P50, 4*time.Millisecond, "%s at 2ms", r.Target)
+		}
 	}
+	return seen
+}
+
+// checkMeasured: every target ran every measure it has, and the latency
+// and ensemble phases ran every peer and floor in every workload.
+func checkMeasured(t *testing.T, seen map[string]bool) {
+	t.Helper()
 	for _, want := range []string{
 		"zklock-mutex uncontended", "zklock-mutex contended", "zklock-mutex goroutines",
 		"zklock-mutex herd", "zklock-mutex allocs",
@@ -182,7 +212,6 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 	} {
 		require.True(t, seen[want], "missing %s", want)
 	}
-	// The latency and ensemble phases: every peer and floor, every workload.
 	for _, setting := range []string{"standalone 2", "ensemble 0"} {
 		for _, want := range []string{
 			"zklock-mutex uncontended", "zklock-mutex contended", "zklock-mutex goroutines",
@@ -194,12 +223,11 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 			require.True(t, seen[want+" "+setting], "missing %s %s", want, setting)
 		}
 	}
-	// A 2 ms round trip shows: an uncontended cycle takes at least two.
-	for _, r := range rep.Records {
-		if r.Measure == measureUnc && r.RTTms == 2 {
-			require.GreaterOrEqual(t, r.P50, 4*time.Millisecond, "%s at 2ms", r.Target)
-		}
-	}
+}
+
+// checkRatioKeys: the ratios of every setting are there.
+func checkRatioKeys(t *testing.T, rep *Report) {
+	t.Helper()
 	for _, key := range []string{
 		"uncontended zklock/curator", "uncontended zklock/gozk", "uncontended zklock/kazoo", "uncontended zklock/floor",
 		"uncontended zklock/pipelined-floor", "contended zklock/curator", "contended zklock/listed-floor",
@@ -210,12 +238,15 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 	} {
 		require.Contains(t, rep.Ratios, key)
 	}
-	checkCensus(t, rep)
-	checkFailover(t, rep.Failover)
+}
+
+// checkPrinted: the printed output ends with one RATIO line per ratio,
+// then the FAILOVER lines, each of its format.
+func checkPrinted(t *testing.T, rep *Report) {
+	t.Helper()
 	var out strings.Builder
 	rep.Print(&out)
 	t.Log("\n" + out.String())
-	// The output ends with one RATIO line per ratio, then the FAILOVER lines.
 	ratioLine := regexp.MustCompile(`^RATIO (\S+) (zklock/\S+) (\d+\.\d\d) \[(-inf|\d+\.\d\d), (\+inf|\d+\.\d\d)\]$`)
 	failLine := regexp.MustCompile(`^FAILOVER (\S+) (\S+) p50=\d+\.\d\d p99=\d+\.\d\d changes=\d+\.\d\d events=\d+( loss=\S+)?$`)
 	var ratioKeys []string
@@ -234,14 +265,6 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 	}
 	require.Len(t, ratioKeys, len(rep.Ratios))
 	require.Len(t, rep.Failover.summaries(), failovers)
-	dir := t.TempDir()
-	require.NoError(t, rep.WriteJSON(dir+"/bench.json"))
-	require.NoError(t, rep.WriteHTML(dir+"/bench.html", "bench.json"))
-	checkHTML(t, dir+"/bench.html", rep)
-	if out := os.Getenv("BENCH_HTML_OUT"); out != "" { // to look at the page
-		require.NoError(t, rep.WriteJSON(out+"/smoke.json"))
-		require.NoError(t, rep.WriteHTML(out+"/smoke.html", "smoke.json"))
-	}
 }
 
 func TestMain(m *testing.M) {

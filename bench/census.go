@@ -2,6 +2,9 @@ package bench
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zklock/zklock/internal/wire"
@@ -34,13 +37,7 @@ func census(cfg Config, srv Server, targets []Target, say func(string, ...any)) 
 		names[i] = fmt.Sprintf("follower%d", i+1)
 	}
 	names[len(names)-1] = "leader" // Server.Ensemble: followers first
-	var few []Target
-	for _, t := range targets {
-		if phaseTarget(t.Name()) {
-			few = append(few, t)
-		}
-	}
-	more, err := censusOn(cfg, Ensemble, srv.Ensemble, names, few, say)
+	more, err := censusOn(cfg, Ensemble, srv.Ensemble, names, phaseTargets(targets), say)
 	return append(out, more...), err
 }
 
@@ -117,4 +114,27 @@ func censusOn(cfg Config, setup string, addrs, names []string, targets []Target,
 		}
 	}
 	return out, nil
+}
+
+func opName(op int32) string {
+	names := map[int32]string{1: "create", 2: "delete", 3: "exists", 4: "getData", 5: "setData",
+		8: "getChildren", 12: "getChildren2", 14: "multi", 15: "create2", 19: "createContainer",
+		9: "sync", 101: "setWatches", 17: "checkWatches", 18: "removeWatches", 106: "addWatch"}
+	if s, ok := names[op]; ok {
+		return s
+	}
+	return "op" + strconv.Itoa(int(op))
+}
+
+func reqString(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%d ", k, m[k])
+	}
+	return strings.TrimSpace(b.String())
 }

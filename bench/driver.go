@@ -68,13 +68,22 @@ func startCurator(connect string) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
+	argv, err := javaArgv("512m", classes, "CuratorBench", connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
+	if err != nil {
+		return nil, err
+	}
+	return startProcess("curator", argv...)
+}
+
+// javaArgv runs class from the directory classes, Curator's jars on the
+// class path, with a heap of at most heap ("512m").
+func javaArgv(heap, classes, class string, args ...string) ([]string, error) {
 	java, err := exec.LookPath("java")
 	if err != nil {
 		return nil, fmt.Errorf("java not found (run `make deps`): %w", err)
 	}
-	return startProcess("curator", java, "-Xmx512m", "-Xss512k", "-XX:+UseSerialGC",
-		"-cp", classes+string(os.PathListSeparator)+peers.ClassPath(),
-		"CuratorBench", connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
+	return append([]string{java, "-Xmx" + heap, "-Xss512k", "-XX:+UseSerialGC",
+		"-cp", classes + string(os.PathListSeparator) + peers.ClassPath(), class}, args...), nil
 }
 
 // startKazoo starts the kazoo driver connected to connect.
@@ -88,19 +97,10 @@ func startKazoo(connect string) (*process, error) {
 
 func startProcess(label string, argv ...string) (*process, error) {
 	p := &process{label: label, lines: make(chan string, 4)}
-	p.cmd = exec.Command(argv[0], argv[1:]...)
-	p.cmd.SysProcAttr = sysProcAttr()
-	p.cmd.Stderr = &p.stderr
+	var stdout io.ReadCloser
 	var err error
-	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+	if p.cmd, p.stdin, stdout, err = startPiped(label+" driver", argv, &p.stderr); err != nil {
 		return nil, err
-	}
-	stdout, err := p.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("bench: start %s driver: %w", label, err)
 	}
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -116,6 +116,26 @@ func startProcess(label string, argv ...string) (*process, error) {
 		return nil, fmt.Errorf("bench: %s driver did not start (%q, %v): %s", label, line, err, p.stderr.text())
 	}
 	return p, nil
+}
+
+// startPiped starts the process what of argv, with pipes to its stdin
+// and from its stdout, and its stderr kept in stderr.
+func startPiped(what string, argv []string, stderr *stderrTail) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = sysProcAttr()
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, nil, fmt.Errorf("bench: start %s: %w", what, err)
+	}
+	return cmd, stdin, stdout, nil
 }
 
 // stderrTail keeps what a peer process writes to its stderr, safe to read

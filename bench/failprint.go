@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -26,13 +25,13 @@ func (r *Report) printFailover(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nfailover: time without a leader per event, ms (median [95%% interval], p50, p99) and changes of leader per event; session timeout %v, tick %v, zklock's loss limits %v (graceful and kill9 at the first); %v\n",
 		f.SessionTimeout, f.Tick, lossLabels(f), f.Elapsed.Round(time.Second))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := table(w)
 	fmt.Fprintln(tw, "case\trecipe\tloss\tevents\tmedian\tinterval\tp50\tp99\tchanges\tmax\tmoved p50\tmoved max\toverlap\t")
 	for _, s := range f.summaries() {
 		iv := medianInterval(s.Gaps)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t[%s, %s]\t%.2f\t%.2f\t%.2f\t%.0f\t%s\t%s\t%.2f\t\n",
-			s.Case, s.Recipe, dash(s.Loss), len(s.Gaps), iv.X, bound(iv.Lo), bound(iv.Hi), pctl(s.Gaps, 50), pctl(s.Gaps, 99),
-			mean(s.Changes), pctl(s.Changes, 100), num(pctl(s.Moved, 50), len(s.Moved) > 0, "%.0f"), num(pctl(s.Moved, 100), len(s.Moved) > 0, "%.0f"), s.MaxOverlap)
+			s.Case, s.Recipe, dash(s.Loss), len(s.Gaps), iv.X, bound(iv.Lo), bound(iv.Hi), percentile(s.Gaps, 50), percentile(s.Gaps, 99),
+			mean(s.Changes), percentile(s.Changes, 100), num(percentile(s.Moved, 50), len(s.Moved) > 0, "%.0f"), num(percentile(s.Moved, 100), len(s.Moved) > 0, "%.0f"), s.MaxOverlap)
 	}
 	_ = tw.Flush()
 	for _, s := range f.summaries() {
@@ -70,7 +69,7 @@ func (r *Report) printFailoverLines(w io.Writer) {
 		return
 	}
 	for _, s := range r.Failover.summaries() {
-		line := fmt.Sprintf("FAILOVER %s %s p50=%.2f p99=%.2f changes=%.2f events=%d", s.Case, s.Recipe, pctl(s.Gaps, 50), pctl(s.Gaps, 99), mean(s.Changes), len(s.Gaps))
+		line := fmt.Sprintf("FAILOVER %s %s p50=%.2f p99=%.2f changes=%.2f events=%d", s.Case, s.Recipe, percentile(s.Gaps, 50), percentile(s.Gaps, 99), mean(s.Changes), len(s.Gaps))
 		if s.Loss != "" {
 			line += " loss=" + s.Loss
 		}

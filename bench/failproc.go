@@ -132,78 +132,79 @@ func leaderBinary(dir string) (string, error) {
 // startLeaderProc starts a leader process of lang (bin is the Go worker),
 // feeding its lines into log, and checks that its clock is this one's.
 func startLeaderProc(lang, bin string, log *eventLog) (*leaderProc, error) {
-	var argv []string
+	argv, err := leaderArgv(lang, bin)
+	if err != nil {
+		return nil, err
+	}
+	p := &leaderProc{lang: lang, done: make(chan struct{})}
+	from := log.len()
+	var stdout io.ReadCloser
+	if p.cmd, p.stdin, stdout, err = startPiped(lang+" leader process", argv, &p.stderr); err != nil {
+		return nil, err
+	}
+	go p.feed(stdout, log)
+	if err := log.wait(from, startupWait, lang+" leader process start", func(e fevent) bool { return e.proc == p && e.Ev == "ready" }); err != nil {
+		p.stop()
+		return nil, fmt.Errorf("%w: %s", err, p.stderr.text())
+	}
+	if err := p.checkClock(log); err != nil {
+		p.stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// leaderArgv is the command line of a leader process of lang.
+func leaderArgv(lang, bin string) ([]string, error) {
 	switch lang {
 	case langGo:
-		argv = []string{bin}
+		return []string{bin}, nil
 	case langJava:
 		classes, err := curatorFailoverClasses()
 		if err != nil {
 			return nil, err
 		}
-		java, err := exec.LookPath("java")
-		if err != nil {
-			return nil, fmt.Errorf("java not found (run `make deps`): %w", err)
+		return javaArgv("256m", classes, "CuratorFailover")
+	}
+	return nil, fmt.Errorf("bench: unknown language %q", lang)
+}
+
+// feed adds the process's lines to log until its output ends, then waits
+// for it.
+func (p *leaderProc) feed(stdout io.Reader, log *eventLog) {
+	defer close(p.done)
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		var e fevent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			e = fevent{Ev: "error", Msg: "bad line " + sc.Text()}
 		}
-		argv = []string{java, "-Xmx256m", "-Xss512k", "-XX:+UseSerialGC",
-			"-cp", classes + string(os.PathListSeparator) + peers.ClassPath(), "CuratorFailover"}
-	default:
-		return nil, fmt.Errorf("bench: unknown language %q", lang)
+		e.proc = p
+		log.add(e)
 	}
-	p := &leaderProc{lang: lang, done: make(chan struct{})}
-	p.cmd = exec.Command(argv[0], argv[1:]...)
-	p.cmd.SysProcAttr = sysProcAttr()
-	p.cmd.Stderr = &p.stderr
-	var err error
-	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	stdout, err := p.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
+	_ = p.cmd.Wait()
+}
+
+// checkClock asks the process for its clock: the reading must fall
+// between two of ours.
+func (p *leaderProc) checkClock(log *eventLog) error {
 	from := log.len()
-	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("bench: start %s leader process: %w", lang, err)
-	}
-	go func() {
-		defer close(p.done)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			var e fevent
-			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-				e = fevent{Ev: "error", Msg: "bad line " + sc.Text()}
-			}
-			e.proc = p
-			log.add(e)
-		}
-		_ = p.cmd.Wait()
-	}()
-	mine := func(e fevent) bool { return e.proc == p }
-	if err := log.wait(from, startupWait, lang+" leader process start", func(e fevent) bool { return mine(e) && e.Ev == "ready" }); err != nil {
-		p.stop()
-		return nil, fmt.Errorf("%w: %s", err, p.stderr.text())
-	}
-	// The clock check: the process's reading must fall between two of ours.
-	from = log.len()
 	t0 := mono()
 	p.send("clock")
 	var t int64
-	if err := log.wait(from, startupWait, lang+" clock", func(e fevent) bool {
-		if mine(e) && e.Ev == "clock" {
+	if err := log.wait(from, startupWait, p.lang+" clock", func(e fevent) bool {
+		if e.proc == p && e.Ev == "clock" {
 			t = e.T
 			return true
 		}
 		return false
 	}); err != nil {
-		p.stop()
-		return nil, err
+		return err
 	}
 	if t1 := mono(); t < t0 || t > t1 {
-		p.stop()
-		return nil, fmt.Errorf("bench: the %s leader process's clock (%d) is not CLOCK_MONOTONIC (%d..%d)", lang, t, t0, t1)
+		return fmt.Errorf("bench: the %s leader process's clock (%d) is not CLOCK_MONOTONIC (%d..%d)", p.lang, t, t0, t1)
 	}
-	return p, nil
+	return nil
 }
 
 // send writes one command line; a process that is gone ignores it.

@@ -171,17 +171,6 @@ func (f *FailoverReport) summary(kase, recipe, loss string) (*failSummary, bool)
 	return nil, false
 }
 
-// pctl is the nearest-rank percentile p (0..100) of xs, 0 if empty.
-func pctl(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	i := int(float64(len(s))*p/100+0.5) - 1
-	return s[max(0, min(i, len(s)-1))]
-}
-
 // lossMs is a loss label's limit in milliseconds (+Inf for "expiry").
 func (f *FailoverReport) lossMs(label string) float64 {
 	for _, l := range f.LossLimits {

@@ -2,10 +2,8 @@ package bench
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -39,18 +37,28 @@ var acl = zk.WorldACL(zk.PermAll)
 // zklockLib is zklock's recipe built by mk on a fresh Session.
 func zklockLib(name string, mk func(s *zklock.Session, path string) (func(context.Context) (*zklock.Hold, error), error)) goLib {
 	return goLib{name: name, open: func(server string) (goClient, error) {
-		s, err := zklock.Connect([]string{server}, zklock.WithSessionTimeout(sessionTimeout))
-		if err != nil {
-			return nil, err
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := s.WaitConnected(ctx); err != nil {
-			_ = s.Close()
+		s, err := connectSession(ctx, server)
+		if err != nil {
 			return nil, err
 		}
 		return &zklockClient{s: s, mk: mk}, nil
 	}}
+}
+
+// connectSession opens a zklock session on server and waits, within ctx,
+// until it is connected.
+func connectSession(ctx context.Context, server string) (*zklock.Session, error) {
+	s, err := zklock.Connect([]string{server}, zklock.WithSessionTimeout(sessionTimeout))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.WaitConnected(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 type zklockClient struct {
@@ -143,14 +151,20 @@ func (c *zkClient) close() { c.conn.Close() }
 
 func (c *zkClient) zkConn() *zk.Conn { return c.conn }
 
+// zkLib is a Go library whose sessions are plain go-zookeeper
+// connections, wrapped by wrap.
+func zkLib(name string, wrap func(zkClient) goClient) goLib {
+	return goLib{name: name, open: func(server string) (goClient, error) {
+		conn, err := connectZK(server)
+		if err != nil {
+			return nil, err
+		}
+		return wrap(zkClient{conn}), nil
+	}}
+}
+
 // goZKLock is go-zookeeper's zk.Lock.
-var goZKLock = goLib{name: "go-zookeeper-lock", open: func(server string) (goClient, error) {
-	conn, err := connectZK(server)
-	if err != nil {
-		return nil, err
-	}
-	return &zkLockClient{zkClient{conn}}, nil
-}}
+var goZKLock = zkLib("go-zookeeper-lock", func(c zkClient) goClient { return &zkLockClient{c} })
 
 type zkLockClient struct{ zkClient }
 
@@ -162,173 +176,6 @@ type zkLocker struct{ l *zk.Lock }
 
 func (l zkLocker) lock() error   { return l.l.Lock() }
 func (l zkLocker) unlock() error { return l.l.Unlock() }
-
-// floorCycle is the bare cycle an uncontended lock cannot beat: create an
-// ephemeral sequential node, list the directory, delete the node. It
-// excludes nothing, so it is only measured uncontended.
-var floorCycle = goLib{name: "floor-cycle", open: func(server string) (goClient, error) {
-	conn, err := connectZK(server)
-	if err != nil {
-		return nil, err
-	}
-	return &cycleClient{zkClient{conn}}, nil
-}}
-
-type cycleClient struct{ zkClient }
-
-func (c *cycleClient) locker(path string) (goLocker, error) {
-	if err := mkdirs(c.conn, path); err != nil {
-		return nil, err
-	}
-	return &cycleLocker{conn: c.conn, dir: path}, nil
-}
-
-type cycleLocker struct {
-	conn      *zk.Conn
-	dir, node string
-}
-
-func (l *cycleLocker) lock() error {
-	node, err := l.conn.Create(l.dir+"/n-", nil, zk.FlagEphemeral|zk.FlagSequence, acl)
-	if err != nil {
-		return err
-	}
-	l.node = node
-	_, _, err = l.conn.Children(l.dir)
-	return err
-}
-
-func (l *cycleLocker) unlock() error { return l.conn.Delete(l.node, -1) }
-
-// floorCycleExists is floorCycle plus a read of the new node's Stat in
-// parallel with the listing: what zklock's acquire does to learn its fencing
-// token (the node's czxid). It shows what that read costs.
-var floorCycleExists = goLib{name: "floor-cycle+exists", open: func(server string) (goClient, error) {
-	conn, err := connectZK(server)
-	if err != nil {
-		return nil, err
-	}
-	return &cycleExistsClient{cycleClient{zkClient{conn}}}, nil
-}}
-
-type cycleExistsClient struct{ cycleClient }
-
-func (c *cycleExistsClient) locker(path string) (goLocker, error) {
-	l, err := c.cycleClient.locker(path)
-	if err != nil {
-		return nil, err
-	}
-	return &cycleExistsLocker{l.(*cycleLocker)}, nil
-}
-
-type cycleExistsLocker struct{ *cycleLocker }
-
-func (l *cycleExistsLocker) lock() error {
-	node, err := l.conn.Create(l.dir+"/n-", nil, zk.FlagEphemeral|zk.FlagSequence, acl)
-	if err != nil {
-		return err
-	}
-	l.node = node
-	statErr := make(chan error, 1)
-	go func() {
-		_, _, err := l.conn.Exists(node)
-		statErr <- err
-	}()
-	_, _, err = l.conn.Children(l.dir)
-	return errors.Join(err, <-statErr)
-}
-
-// floorPipelined is the pipelined cycle floor, the least a synchronous
-// acquire+release can cost: the create and the listing sent together (the
-// listing as soon as the create request is on the wire, which ZooKeeper
-// answers after applying the create), then the delete. Three requests, two
-// round trips.
-var floorPipelined = goLib{name: "floor-pipelined", open: func(server string) (goClient, error) {
-	w := &writeTap{creates: make(chan struct{}, 1)}
-	conn, err := connectZKDial(server, w.dial)
-	if err != nil {
-		return nil, err
-	}
-	return &pipelinedClient{cycleClient{zkClient{conn}}, w}, nil
-}}
-
-// writeTap wraps a connection's writes to signal each create request as
-// go-zookeeper writes it (one Write per request frame).
-type writeTap struct{ creates chan struct{} }
-
-func (w *writeTap) dial(network, address string, timeout time.Duration) (net.Conn, error) {
-	c, err := net.DialTimeout(network, address, timeout)
-	if err != nil {
-		return nil, err
-	}
-	return &tapConn{Conn: c, creates: w.creates}, nil
-}
-
-type tapConn struct {
-	net.Conn
-	creates chan struct{}
-}
-
-func (c *tapConn) Write(b []byte) (int, error) {
-	n, err := c.Conn.Write(b)
-	// length(4) xid(4) opcode(4): a create request (opcode 1).
-	if err == nil && len(b) >= 12 && binary.BigEndian.Uint32(b[8:12]) == 1 {
-		select {
-		case c.creates <- struct{}{}:
-		default:
-		}
-	}
-	return n, err
-}
-
-type pipelinedClient struct {
-	cycleClient
-	tap *writeTap
-}
-
-func (c *pipelinedClient) locker(path string) (goLocker, error) {
-	l, err := c.cycleClient.locker(path)
-	if err != nil {
-		return nil, err
-	}
-	return &pipelinedLocker{cycleLocker: l.(*cycleLocker), creates: c.tap.creates}, nil
-}
-
-type pipelinedLocker struct {
-	*cycleLocker
-	creates chan struct{}
-}
-
-func (l *pipelinedLocker) lock() error {
-	select { // a signal left from an earlier cycle
-	case <-l.creates:
-	default:
-	}
-	type created struct {
-		node string
-		err  error
-	}
-	res := make(chan created, 1)
-	go func() {
-		node, err := l.conn.Create(l.dir+"/n-", nil, zk.FlagEphemeral|zk.FlagSequence, acl)
-		res <- created{node, err}
-	}()
-	var c created
-	select {
-	case <-l.creates: // on the wire: list behind it
-		_, _, err := l.conn.Children(l.dir)
-		c = <-res
-		if err != nil {
-			return errors.Join(c.err, err)
-		}
-	case c = <-res: // answered before the signal was seen: list now
-		if c.err == nil {
-			_, _, c.err = l.conn.Children(l.dir)
-		}
-	}
-	l.node = c.node
-	return c.err
-}
 
 // mkdirs creates path and its parents as persistent nodes.
 func mkdirs(conn *zk.Conn, path string) error {
@@ -343,3 +190,11 @@ func mkdirs(conn *zk.Conn, path string) error {
 	}
 	return nil
 }
+
+// goLibs are the Go implementations measured in this process.
+func goLibs() []goLib {
+	return append([]goLib{zklockMutex}, append(extraZklock, goZKLock, floorCycle, floorCycleExists, floorPipelined)...)
+}
+
+// extraZklock holds the zklock recipes besides Mutex (see recipes.go).
+var extraZklock []goLib

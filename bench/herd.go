@@ -88,3 +88,9 @@ func totalWatches(out string) int {
 	}
 	return n
 }
+
+// herdTarget: the recipes whose nodes are direct children of the lock path
+// (a semaphore mutex keeps them in locks/ and leases/ below it).
+func herdTarget(name string) bool {
+	return !floor(name) && !strings.HasSuffix(name, "-semmutex")
+}

@@ -59,12 +59,47 @@ func (r *Report) cells() []cellOf {
 	return out
 }
 
+// table is a tab writer for one right-aligned table.
+func table(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+}
+
+// Print writes the tables, the goals and, last, the RATIO and FAILOVER
+// lines.
+func (r *Report) Print(w io.Writer) {
+	r.printThroughputTables(w)
+	r.printPerOperation(w)
+	r.printHerd(w)
+	r.printCost(w)
+	r.printCensus(w)
+	r.printFailover(w)
+
+	fmt.Fprintln(w)
+	r.printGoals(w)
+	r.printRatios(w)
+	r.printFailoverLines(w)
+}
+
+// printThroughputTables writes a throughput table per setting, standalone
+// direct first.
+func (r *Report) printThroughputTables(w io.Writer) {
+	fmt.Fprintf(w, "\nthroughput, standalone server, direct: medians of %d repetitions (uncontended: cycles/s and cycle time in ms; contended: handoffs/s and acquire wait in ms)\n", r.Config.Reps)
+	r.printThroughput(w, direct)
+	for _, c := range r.cells() {
+		if c == direct {
+			continue
+		}
+		fmt.Fprintf(w, "\nthroughput, %s, %g ms added round trip: medians of %d repetitions\n", c.setup, c.rtt, r.Config.Reps)
+		r.printThroughput(w, c)
+	}
+}
+
 // printThroughput writes the throughput table of one setting.
 func (r *Report) printThroughput(w io.Writer, c cellOf) {
 	recs := r.Records
 	p50 := func(x *Run) float64 { return float64(x.P50) }
 	p99 := func(x *Run) float64 { return float64(x.P99) }
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := table(w)
 	fmt.Fprintf(tw, "target\tuncont/s\tp50\tp99\t%d sess/s\twait p50\twait p99\t%d gor/s\twait p50\twait p99\t\n", r.Config.Contenders, r.Config.Goroutines)
 	for _, t := range r.targets() {
 		row := t + "\t"
@@ -85,22 +120,12 @@ func (r *Report) printThroughput(w io.Writer, c cellOf) {
 	_ = tw.Flush()
 }
 
-// Print writes the tables, the goals and, last, the four ratio lines.
-func (r *Report) Print(w io.Writer) {
+// printPerOperation writes the requests, notifications and CPU per
+// operation of each target, directly on the standalone server.
+func (r *Report) printPerOperation(w io.Writer) {
 	recs := r.Records
-	fmt.Fprintf(w, "\nthroughput, standalone server, direct: medians of %d repetitions (uncontended: cycles/s and cycle time in ms; contended: handoffs/s and acquire wait in ms)\n", r.Config.Reps)
-	r.printThroughput(w, direct)
-	for _, c := range r.cells() {
-		if c == direct {
-			continue
-		}
-		fmt.Fprintf(w, "\nthroughput, %s, %g ms added round trip: medians of %d repetitions\n", c.setup, c.rtt, r.Config.Reps)
-		r.printThroughput(w, c)
-	}
-
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "\nper operation (cycle uncontended, handoff contended): ZooKeeper requests and watch notifications counted by a relay in a separate %v run; server and client CPU ms from /proc during the timed runs (medians)\n", r.Config.Census)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := table(w)
 	fmt.Fprintln(tw, "target\tunc req\tnotif\tzk cpu\tcli cpu\tcont req\tnotif\tzk cpu\tcli cpu\tgor req\tnotif\tzk cpu\tcli cpu\t")
 	for _, t := range r.targets() {
 		row, any := t+"\t", false
@@ -127,23 +152,23 @@ func (r *Report) Print(w io.Writer) {
 		}
 	}
 	_ = tw.Flush()
+}
 
+// printHerd writes the herd table: per target, requests, notifications
+// and handoffs/s at each herd size.
+func (r *Report) printHerd(w io.Writer) {
 	fmt.Fprintf(w, "\nherd: one session through a counting relay, a holder and N waiters, each waiter takes the lock once (N handoffs)\n")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := table(w)
 	hdr := "target\t"
-	for _, n := range r.Config.Herd {
-		hdr += fmt.Sprintf("req/h@%d\t", n)
-	}
-	for _, n := range r.Config.Herd {
-		hdr += fmt.Sprintf("notif/h@%d\t", n)
-	}
-	for _, n := range r.Config.Herd {
-		hdr += fmt.Sprintf("handoffs/s@%d\t", n)
+	for _, col := range []string{"req/h@%d\t", "notif/h@%d\t", "handoffs/s@%d\t"} {
+		for _, n := range r.Config.Herd {
+			hdr += fmt.Sprintf(col, n)
+		}
 	}
 	fmt.Fprintln(tw, hdr)
 	for _, t := range r.targets() {
 		cells := map[int]Record{}
-		for _, rec := range recs {
+		for _, rec := range r.Records {
 			if rec.Target == t && rec.Measure == measureHerd {
 				cells[rec.Waiters] = rec
 			}
@@ -168,15 +193,19 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintln(tw, row)
 	}
 	_ = tw.Flush()
+}
 
+// printCost writes the Go targets' allocations per cycle and heap per
+// waiting goroutine.
+func (r *Report) printCost(w io.Writer) {
 	fmt.Fprintf(w, "\ncost in this process (Go only): heap allocations per uncontended acquire+release; heap+stack per waiting goroutine at the largest herd, its first run and the same herd again\n")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := table(w)
 	fmt.Fprintln(tw, "target\tallocs/cycle\tbytes/waiter\tagain\t")
 	largest := slices.Max(append([]int{0}, r.Config.Herd...))
 	for _, t := range r.targets() {
 		var allocs float64
 		var okA bool
-		for _, rec := range recs {
+		for _, rec := range r.Records {
 			if rec.Target == t && rec.Measure == measureAllocs {
 				allocs, okA = rec.AllocsPerCycle, true
 			}
@@ -188,12 +217,10 @@ func (r *Report) Print(w io.Writer) {
 		}
 	}
 	_ = tw.Flush()
+}
 
-	r.printCensus(w)
-	r.printFailover(w)
-
-	fmt.Fprintln(w)
-	r.printGoals(w)
+// printRatios writes the RATIO lines, in ratioLines' order.
+func (r *Report) printRatios(w io.Writer) {
 	fmt.Fprintf(w, "\nratios of throughputs (zklock's mutex over each peer): median of the %d per-repetition ratios [its %.0f%% interval, benchmath's distribution-free interval of the median]; total time %v\n",
 		r.Config.Reps, confidence*100, r.Elapsed.Round(time.Second))
 	ivs := r.ratioStats()
@@ -202,7 +229,6 @@ func (r *Report) Print(w io.Writer) {
 			fmt.Fprintf(w, "RATIO %s %s\n", l.key, iv)
 		}
 	}
-	r.printFailoverLines(w)
 }
 
 // String formats iv as "x [lo, hi]" (±inf for an unbounded end).

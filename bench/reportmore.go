@@ -54,8 +54,8 @@ func (r *Report) failoverHTML(b *strings.Builder) {
 	for _, s := range f.summaries() {
 		iv := medianInterval(s.Gaps)
 		fmt.Fprintf(b, "<tr><td class=\"name\">%s</td><td class=\"name\">%s</td><td>%s</td><td>%d</td><td>%.2f <small>[%s, %s]</small></td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.0f</td><td>%s</td><td>%.2f</td></tr>\n",
-			esc(s.Case), esc(s.Recipe), esc(dash(s.Loss)), len(s.Gaps), iv.X, bound(iv.Lo), bound(iv.Hi), pctl(s.Gaps, 50), pctl(s.Gaps, 99),
-			mean(s.Changes), pctl(s.Changes, 100), num(pctl(s.Moved, 50), len(s.Moved) > 0, "%.0f"), s.MaxOverlap)
+			esc(s.Case), esc(s.Recipe), esc(dash(s.Loss)), len(s.Gaps), iv.X, bound(iv.Lo), bound(iv.Hi), percentile(s.Gaps, 50), percentile(s.Gaps, 99),
+			mean(s.Changes), percentile(s.Changes, 100), num(percentile(s.Moved, 50), len(s.Moved) > 0, "%.0f"), s.MaxOverlap)
 	}
 	b.WriteString("</table>\n<div class=\"charts\">\n")
 	for _, c := range failoverCases {

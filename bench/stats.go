@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"slices"
 	"time"
 )
@@ -31,12 +32,13 @@ func (r *Run) finish() {
 	r.P50, r.P99 = percentile(r.Lat, 50), percentile(r.Lat, 99)
 }
 
-// percentile is the nearest-rank percentile p (0..100) of ds, 0 if empty.
-func percentile(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
+// percentile is the nearest-rank percentile p (0..100) of xs (latencies,
+// or the failover phase's gaps in ms), 0 if empty.
+func percentile[T cmp.Ordered](xs []T, p float64) (zero T) {
+	if len(xs) == 0 {
+		return zero
 	}
-	s := slices.Clone(ds)
+	s := slices.Clone(xs)
 	slices.Sort(s)
 	i := int(float64(len(s))*p/100+0.5) - 1
 	return s[max(0, min(i, len(s)-1))]

@@ -77,11 +77,24 @@ func analyseCensus(frames []frame, ops int, contended bool) *CensusDetail {
 	if ops == 0 {
 		return d
 	}
-	per := 1 / float64(ops)
-	deleted := map[string]time.Duration{} // a node's first delete request
+	w := &pathWalk{contended: contended, deleted: d.countRequests(frames, 1/float64(ops)),
+		p: &PathCensus{WaitedOps: map[string]float64{}, OffPathOps: map[string]float64{}, DuringHold: map[string]float64{}}}
 	byConn := map[int][]frame{}
 	for _, f := range frames {
 		byConn[f.conn] = append(byConn[f.conn], f)
+	}
+	for _, fs := range byConn {
+		w.conn(fs)
+	}
+	d.Path = w.finish()
+	return d
+}
+
+// countRequests adds up the requests sent, per kind and per member, each
+// worth per, and returns the time of each node's first delete request.
+func (d *CensusDetail) countRequests(frames []frame, per float64) map[string]time.Duration {
+	deleted := map[string]time.Duration{}
+	for _, f := range frames {
 		if !f.toServer || f.path == holdMarker {
 			continue
 		}
@@ -101,90 +114,119 @@ func analyseCensus(frames []frame, ops int, contended bool) *CensusDetail {
 			deleted[f.path] = f.t
 		}
 	}
-	p := &PathCensus{WaitedOps: map[string]float64{}, OffPathOps: map[string]float64{}, DuringHold: map[string]float64{}}
-	var wakeHold, delWake, release []float64
-	for _, fs := range byConn {
-		var reqs []sent
-		idx := map[int32]int{}
-		own := map[string]time.Duration{} // our nodes, by their create's send time
-		wake, wakePath := time.Duration(-1), ""
-		held := time.Duration(-1) // the hold's marker, in a held run
-		var releases []int
-		end := func(at, t time.Duration) { // the window from at ends at t
-			if contended {
-				at = wake
+	return deleted
+}
+
+// pathWalk gathers the path census of a run, connection by connection.
+type pathWalk struct {
+	p         *PathCensus
+	contended bool
+	deleted   map[string]time.Duration // a node's first delete request
+	// ms: wake-up to hold, the predecessor's delete to the wake-up, and
+	// the releasing deletes' round trips
+	wakeHold, delWake, release []float64
+}
+
+// connWalk is one connection's frames read in order.
+type connWalk struct {
+	*pathWalk
+	reqs     []sent
+	idx      map[int32]int            // a request's index in reqs, by xid
+	own      map[string]time.Duration // our nodes, by their create's send time
+	wake     time.Duration            // the notification that woke the session (-1: none)
+	wakePath string
+	held     time.Duration // the hold's marker, in a held run (-1: none)
+	releases []int         // the releasing deletes' indexes in reqs
+}
+
+// conn reads the frames fs of one connection.
+func (w *pathWalk) conn(fs []frame) {
+	c := &connWalk{pathWalk: w, idx: map[int32]int{}, own: map[string]time.Duration{}, wake: -1, held: -1}
+	for _, f := range fs {
+		switch {
+		case f.toServer && f.path == holdMarker:
+			for at := range maps.Values(c.own) { // one node held at a time
+				c.end(at, f.t)
 			}
-			if at < 0 {
-				return
+			c.held = f.t
+		case f.toServer:
+			c.request(f)
+		case f.xid == wire.XidWatchEvent:
+			if _, mine := c.own[f.path]; !mine {
+				c.wake, c.wakePath = f.t, f.path
 			}
-			p.window(reqs, at, t)
-			if contended {
-				wakeHold = append(wakeHold, ms64(int64(t-wake)))
-				if d, ok := deleted[wakePath]; ok && d <= wake {
-					delWake = append(delWake, ms64(int64(wake-d)))
-				}
-			}
-		}
-		for _, f := range fs {
-			switch {
-			case f.toServer && f.path == holdMarker:
-				for at := range maps.Values(own) { // one node held at a time
-					end(at, f.t)
-				}
-				held = f.t
-				continue
-			case f.toServer:
-				if at, ok := own[f.path]; ok && f.op == wire.OpDelete {
-					if held < 0 {
-						end(at, f.t)
-					} else {
-						for k := len(reqs) - 1; k >= 0 && reqs[k].t > held; k-- {
-							p.DuringHold[opName(reqs[k].op)]++
-						}
-					}
-					delete(own, f.path)
-					wake, held = -1, -1
-					releases = append(releases, len(reqs))
-				}
-				idx[f.xid] = len(reqs)
-				reqs = append(reqs, sent{t: f.t, reply: -1, op: f.op, path: f.path})
-			case f.xid == wire.XidWatchEvent:
-				if _, mine := own[f.path]; !mine {
-					wake, wakePath = f.t, f.path
-				}
-			default:
-				i, ok := idx[f.xid]
-				if !ok {
-					continue
-				}
-				reqs[i].reply = f.t
-				if wire.IsCreate(f.op) && f.err == 0 {
-					own[f.path] = reqs[i].t
-				}
-			}
-		}
-		for _, i := range releases {
-			if i < len(reqs) && reqs[i].reply >= 0 {
-				release = append(release, ms64(int64(reqs[i].reply-reqs[i].t)))
-			}
+		default:
+			c.reply(f)
 		}
 	}
+	for _, i := range c.releases {
+		if i < len(c.reqs) && c.reqs[i].reply >= 0 {
+			w.release = append(w.release, ms64(int64(c.reqs[i].reply-c.reqs[i].t)))
+		}
+	}
+}
+
+// request is a request sent; the delete of one of our nodes releases it.
+func (c *connWalk) request(f frame) {
+	if at, ok := c.own[f.path]; ok && f.op == wire.OpDelete {
+		if c.held < 0 {
+			c.end(at, f.t)
+		} else {
+			for k := len(c.reqs) - 1; k >= 0 && c.reqs[k].t > c.held; k-- {
+				c.p.DuringHold[opName(c.reqs[k].op)]++
+			}
+		}
+		delete(c.own, f.path)
+		c.wake, c.held = -1, -1
+		c.releases = append(c.releases, len(c.reqs))
+	}
+	c.idx[f.xid] = len(c.reqs)
+	c.reqs = append(c.reqs, sent{t: f.t, reply: -1, op: f.op, path: f.path})
+}
+
+// reply is a reply to a request; a create's makes the node ours.
+func (c *connWalk) reply(f frame) {
+	i, ok := c.idx[f.xid]
+	if !ok {
+		return
+	}
+	c.reqs[i].reply = f.t
+	if wire.IsCreate(f.op) && f.err == 0 {
+		c.own[f.path] = c.reqs[i].t
+	}
+}
+
+// end ends the window from at (contended: from the wake-up) at t.
+func (c *connWalk) end(at, t time.Duration) {
+	if c.contended {
+		at = c.wake
+	}
+	if at < 0 {
+		return
+	}
+	c.p.window(c.reqs, at, t)
+	if c.contended {
+		c.wakeHold = append(c.wakeHold, ms64(int64(t-c.wake)))
+		if d, ok := c.deleted[c.wakePath]; ok && d <= c.wake {
+			c.delWake = append(c.delWake, ms64(int64(c.wake-d)))
+		}
+	}
+}
+
+// finish turns the sums into per-window figures and medians.
+func (w *pathWalk) finish() *PathCensus {
+	p := w.p
 	if p.Windows > 0 {
 		n := float64(p.Windows)
 		p.Waited, p.Stages, p.OffPath = p.Waited/n, p.Stages/n, p.OffPath/n
-		for k := range p.WaitedOps {
-			p.WaitedOps[k] /= n
-		}
-		for k := range p.OffPathOps {
-			p.OffPathOps[k] /= n
-		}
-		for k := range p.DuringHold {
-			p.DuringHold[k] /= n
+		for _, ops := range []map[string]float64{p.WaitedOps, p.OffPathOps, p.DuringHold} {
+			for k := range ops {
+				ops[k] /= n
+			}
 		}
 	}
-	p.WakeToHoldMs, p.DeleteToWakeMs, p.ReleaseMs = median(wakeHold), median(delWake), median(release)
-	d.Path = p
-	return d
+	p.WakeToHoldMs, p.DeleteToWakeMs, p.ReleaseMs = median(w.wakeHold), median(w.delWake), median(w.release)
+	return p
 }
 
 // window adds one window, from start to the releasing delete at end, of a
