@@ -130,8 +130,8 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 	srv := server(t, true)
 	cfg := Config{
 		Reps: 1, Warm: 20 * time.Millisecond, Uncontended: 150 * time.Millisecond,
-		Contended: 400 * time.Millisecond, Contenders: 3, Goroutines: 4,
-		Herd: []int{3}, AllocRuns: 5, Census: 100 * time.Millisecond, Held: 50,
+		Contended: time.Second, Contenders: 3, Goroutines: 4,
+		Herd: []int{3}, AllocRuns: 5, Census: 300 * time.Millisecond, Held: 50,
 		RTTs:             []time.Duration{2 * time.Millisecond},
 		PhaseUncontended: 100 * time.Millisecond, PhaseContended: 500 * time.Millisecond,
 		Failover: FailoverConfig{Events: 1, SessionTimeout: time.Second, LossLimits: []string{"0", "default"}, Quiet: 100 * time.Millisecond},
