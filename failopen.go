@@ -1,7 +1,7 @@
 package zklock
 
-// An acquire while ZooKeeper is unreachable: its error says so, and with
-// WithFailOpen the caller runs without the lock once the bound has passed.
+// WithFailOpen: once ZooKeeper has been unreachable for the bound, an
+// acquire gives up and the caller runs without the lock.
 
 import (
 	"context"
@@ -9,32 +9,6 @@ import (
 	"fmt"
 	"time"
 )
-
-// unreachable wraps an acquire's error when it ended while the session was
-// not connected, so callers can tell "ZooKeeper is down" from "the lock was
-// busy until the deadline".
-func (q *queue) unreachable(err error) error {
-	if err == nil || errors.Is(err, ErrUnreachable) || errors.Is(err, ErrClosed) {
-		return err
-	}
-	if q.s.State() == StateClosed { // the session closed under the call
-		return fmt.Errorf("%w: %w", ErrClosed, err)
-	}
-	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && !isConnErr(err) {
-		return err
-	}
-	if state, _, _ := q.s.snapshot(); state == StateConnected {
-		return err
-	}
-	switch f := q.s.failures.latest(); {
-	case f == nil:
-		return fmt.Errorf("%w: %w", ErrUnreachable, err)
-	case errors.Is(f, ErrTLSHandshake): // a configuration error, not unreachable
-		return fmt.Errorf("%w; %w", err, f)
-	default:
-		return fmt.Errorf("%w: %w; %w", ErrUnreachable, err, f)
-	}
-}
 
 // lockFailOpen is obtain for WithFailOpen: once the session has been
 // unreachable for the bound, the acquire gives up and the caller runs

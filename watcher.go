@@ -31,6 +31,32 @@ func obtain(ctx context.Context, q *queue) (*Hold, error) {
 	return q.lockFailOpen(ctx)
 }
 
+// unreachable wraps an acquire's error when it ended while the session was
+// not connected, so callers can tell "ZooKeeper is down" from "the lock was
+// busy until the deadline".
+func (q *queue) unreachable(err error) error {
+	if err == nil || errors.Is(err, ErrUnreachable) || errors.Is(err, ErrClosed) {
+		return err
+	}
+	if q.s.State() == StateClosed { // the session closed under the call
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && !isConnErr(err) {
+		return err
+	}
+	if state, _, _ := q.s.snapshot(); state == StateConnected {
+		return err
+	}
+	switch f := q.s.failures.latest(); {
+	case f == nil:
+		return fmt.Errorf("%w: %w", ErrUnreachable, err)
+	case errors.Is(f, ErrTLSHandshake): // a configuration error, not unreachable
+		return fmt.Errorf("%w; %w", err, f)
+	default:
+		return fmt.Errorf("%w: %w; %w", ErrUnreachable, err, f)
+	}
+}
+
 // begin checks what every operation checks first: a usable context, an
 // open session, and a context not yet ended.
 func (s *Session) begin(ctx context.Context) error {
