@@ -254,6 +254,9 @@ func (lb *localBackend) setPaused(i int, paused bool) error {
 			return fmt.Errorf("zktest: %s server %d: %w", name, i, err)
 		}
 		m.paused = paused
+		if paused {
+			return p.waitStopped(i, 10*time.Second)
+		}
 		return nil
 	})
 }

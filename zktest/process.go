@@ -57,6 +57,23 @@ func (p *process) signal(sig syscall.Signal) error {
 	return err
 }
 
+// waitStopped waits until every thread of the process has stopped after a
+// SIGSTOP (see orphans.Stopped), at most d; where /proc cannot tell, it
+// returns at once.
+func (p *process) waitStopped(i int, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		stopped, known := orphans.Stopped(p.pid)
+		switch {
+		case stopped || !known || p.done():
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("zktest: server %d: not stopped %v after SIGSTOP", i, d)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func (p *process) done() bool {
 	select {
 	case <-p.exited:

@@ -165,3 +165,32 @@ func ProcCmdline(pid int) []byte {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	return b
 }
+
+// Stopped reports whether every thread of pid is stopped (SIGSTOP has
+// taken effect: the kernel stops a process's threads one by one, each when
+// it next runs, so a signalled process may answer for a while under load).
+// known is false where /proc cannot tell (no such process, or no /proc).
+func Stopped(pid int) (stopped, known bool) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return false, false
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
+		if err != nil {
+			continue // the thread exited
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) {
+			return false, false
+		}
+		if s := b[i+2]; s != 'T' && s != 't' {
+			return false, true
+		}
+	}
+	return true, true
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,4 +38,24 @@ func TestScan(t *testing.T) {
 	require.NoError(t, cmd.Process.Kill())
 	require.Eventually(t, func() bool { return len(Scan(match)) == 0 }, 10*time.Second, 10*time.Millisecond,
 		"a killed process (a zombie until waited for) is still listed")
+}
+
+// TestStopped tells a SIGSTOPped child from a running one.
+func TestStopped(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "read -r _")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	defer stdin.Close()
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	pid := cmd.Process.Pid
+	stopped, known := Stopped(pid)
+	require.True(t, known)
+	require.False(t, stopped)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	require.Eventually(t, func() bool { s, _ := Stopped(pid); return s }, 10*time.Second, time.Millisecond)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
+	require.Eventually(t, func() bool { s, _ := Stopped(pid); return !s }, 10*time.Second, time.Millisecond)
+	_, known = Stopped(0)
+	require.False(t, known, "no such process")
 }
