@@ -97,14 +97,19 @@ func waitLive(t *testing.T, ctx context.Context, want ...string) string {
 	return s
 }
 
-// waitFor polls cond on the test's goroutine (it may use require) until it
-// holds, for at most 20s.
-func waitFor(t *testing.T, cond func() bool, msg string) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
-		require.True(t, time.Now().Before(deadline), msg)
-	}
+// waitPage waits until the page's JavaScript predicate js, given arg,
+// holds: the page checks it at each change of its DOM, for at most 20s. It
+// reports whether it did.
+func waitPage(ctx context.Context, js string, arg any) bool {
+	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	_, err := chromedp.Run(tctx, chromedp.PollFunction[bool](js, chromedp.WithPollingMutation(), chromedp.WithPollingArgs(arg)))
+	return err == nil
 }
+
+// overviewTable is the overview's table as text: what changes when the
+// page updates it.
+const overviewTable = `(document.querySelector("table.locks") || document.body).innerText`
 
 // mark tags the loaded document, so that a reload can be told (the tag
 // would be gone).
@@ -245,7 +250,9 @@ func TestIntegration_UIBrowser(t *testing.T) {
 	t.Run("a later waiter appears without reload", func(t *testing.T) {
 		mark(t, browser)
 		waitInBackground(t, session(t, c), "/locks/billing/nightly", "late-waiter")
-		waitFor(t, func() bool { return overviewRows(t, browser)["/locks/billing/nightly"][4] == "1" }, "the overview never showed the waiter")
+		waiting := `(lock) => Array.from(document.querySelectorAll("table.locks tbody tr")).some(tr =>
+			tr.querySelector("th a") && tr.querySelector("th a").textContent === lock && tr.querySelectorAll("td")[4].textContent.trim() === "1")`
+		require.True(t, waitPage(browser, waiting, "/locks/billing/nightly"), "the overview never showed the waiter")
 		requireNoReload(t, browser)
 
 		run(t, browser, chromedp.Navigate(base+"/lock/locks/reports/curator"))
@@ -291,7 +298,10 @@ func TestIntegration_UIBrowser(t *testing.T) {
 		run(t, browser, chromedp.Navigate(base+"/"))
 		var page map[string][]string
 		var api, ls lockview.Overview
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		for {
+			// The view catches up with ZooKeeper (which ls reads) by
+			// updating the page: after a disagreement, wait for that.
+			table := eval[string](t, browser, overviewTable)
 			page = overviewRows(t, browser)
 			api = getOverview(t, base+"/api/locks")
 			code, stdout, stderr := runZklock(t, env, "ls", "--json")
@@ -300,7 +310,8 @@ func TestIntegration_UIBrowser(t *testing.T) {
 			if summary(api) == summary(ls) && summary(api) == pageSummary(page) {
 				break
 			}
-			require.True(t, time.Now().Before(deadline), "they never agreed:\napi:\n%s\nls:\n%s\npage:\n%s", summary(api), summary(ls), pageSummary(page))
+			require.True(t, waitPage(browser, "(b) => "+overviewTable+" !== b", table),
+				"they never agreed:\napi:\n%s\nls:\n%s\npage:\n%s", summary(api), summary(ls), pageSummary(page))
 		}
 		require.GreaterOrEqual(t, len(api.Locks), 5, summary(api))
 	})

@@ -80,7 +80,8 @@ func BenchmarkCost(b *testing.B) {
 			}
 		})
 	}
-	time.Sleep(time.Second) // the first update of each page
+	require.Eventually(b, func() bool { return updates.Load() >= int64(pages) }, 20*time.Second, time.Millisecond,
+		"the first update of each page")
 
 	var after runtime.MemStats
 	runtime.GC()
@@ -88,7 +89,7 @@ func BenchmarkCost(b *testing.B) {
 
 	p.ResetCounts()
 	u0 := updates.Load()
-	time.Sleep(phase)
+	time.Sleep(phase) // the measured window at rest, not a synchronisation
 	rest := p.Requests()
 	restUpdates := updates.Load() - u0
 
