@@ -145,19 +145,17 @@ func (t *createTracker) expect(path string) <-chan struct{} {
 // done returns what the tap saw of the last create of path (its czxid; the
 // session it was written in) and drops one registration of path.
 func (t *createTracker) done(path string) (czxid int64, known bool, in int64, sent bool) {
-	czxid, known = t.zxid(path)
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	czxid, known = t.zxids[path]
 	in, sent = t.in[path]
-	t.mu.Unlock()
-	t.forget(path)
+	t.forgetLocked(path)
 	return czxid, known, in, sent
 }
 
-// forget drops one registration of path (made by expect), and with the
-// last one everything known about creates of path.
-func (t *createTracker) forget(path string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+// forgetLocked drops one registration of path (made by expect), and with
+// the last one everything known about creates of path.
+func (t *createTracker) forgetLocked(path string) {
 	if t.want[path]--; t.want[path] > 0 {
 		return
 	}
@@ -201,14 +199,6 @@ func (t *createTracker) replied(xid int32, zxid int64, ok bool) {
 			t.zxids[p] = zxid
 		}
 	}
-}
-
-// zxid returns the zxid of the last successful reply to a create of path.
-func (t *createTracker) zxid(path string) (int64, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	z, ok := t.zxids[path]
-	return z, ok
 }
 
 // cleaner deletes, in the background, nodes that a failed or abandoned

@@ -1,7 +1,6 @@
 package zklock_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -9,9 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/zklock/zklock/internal/proc"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,24 +114,6 @@ func TestIntegration_TLSHostNameCertificates(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// syncBuffer is a bytes.Buffer for a logger written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A refused TLS handshake says why, everywhere: WaitConnected's error and
 // an acquire's (once its context ends) wrap ErrTLSHandshake, a
 // *ConnectError and crypto/tls's reason, and not ErrUnreachable; the
@@ -168,7 +150,7 @@ func TestIntegration_TLSFailureReasons(t *testing.T) {
 		{"no client certificate, TLS 1.3", c13, noCert13, "TLS handshake failed with " + c13.Servers()[0] + ": remote error: tls: bad certificate", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs proc.Buffer
 			log := slog.New(slog.NewTextHandler(&logs, nil))
 			c := tc.c
 			s, err := waitFor(t, c.Servers(), time.Second, zklock.WithTLS(tc.cfg), zklock.WithLogger(log))

@@ -37,8 +37,8 @@ func TestTokenIsTheCreateReplyZxid(t *testing.T) {
 		require.False(t, ok, "op %d: a failed create has no czxid", op)
 		_, ok = r.s.creates.zxid("/l/_c_c-lock-")
 		require.False(t, ok, "op %d", op)
-		r.s.creates.forget(a)
-		r.s.creates.forget(b)
+		r.s.creates.done(a)
+		r.s.creates.done(b)
 		require.Empty(t, r.s.creates.want)
 		require.Empty(t, r.s.creates.xids)
 		require.Empty(t, r.s.creates.zxids)
@@ -62,11 +62,11 @@ func TestTokenOfRetriedCreate(t *testing.T) {
 	r.s.creates.expect(a) // a second registration of the same name
 	r.write(t, createRequest(2, wire.OpCreate, a))
 	r.read(t, reply(2, 0x12, 0, 20), 100)
-	r.s.creates.forget(a)
+	r.s.creates.done(a)
 	z, ok := r.s.creates.zxid(a)
 	require.True(t, ok)
 	require.Equal(t, int64(0x12), z)
-	r.s.creates.forget(a)
+	r.s.creates.done(a)
 	_, ok = r.s.creates.zxid(a)
 	require.False(t, ok)
 }
@@ -84,7 +84,7 @@ func TestTokenUnknownWhenTheStreamDoesNotParse(t *testing.T) {
 	r.read(t, reply(1, 0x10, 0, 20), 100)
 	_, ok := r.s.creates.zxid(a)
 	require.False(t, ok)
-	r.s.creates.forget(a)
+	r.s.creates.done(a)
 }
 
 // The tracker closes a create's written channel when the tap sees that
@@ -105,8 +105,8 @@ func TestCreateTrackerWritten(t *testing.T) {
 		t.Fatal("the create of b was not written, but its channel is closed")
 	default:
 	}
-	tr.forget("/l/_c_a-lock-")
-	tr.forget("/l/_c_b-lock-")
+	tr.done("/l/_c_a-lock-")
+	tr.done("/l/_c_b-lock-")
 	require.Empty(t, tr.written)
 	again := tr.expect("/l/_c_a-lock-") // a retry gets a fresh channel
 	select {
@@ -114,5 +114,13 @@ func TestCreateTrackerWritten(t *testing.T) {
 		t.Fatal("a retried create shares the closed channel of the first attempt")
 	default:
 	}
-	tr.forget("/l/_c_a-lock-")
+	tr.done("/l/_c_a-lock-")
+}
+
+// zxid returns the zxid of the last successful reply to a create of path.
+func (t *createTracker) zxid(path string) (int64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	z, ok := t.zxids[path]
+	return z, ok
 }

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zklock/zklock/internal/proc"
+
 	"github.com/zklock/zklock/internal/peers"
 )
 
@@ -59,7 +61,7 @@ type process struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan string
-	stderr stderrTail
+	stderr *proc.Tail
 }
 
 // startCurator starts the Curator driver connected to connect.
@@ -96,10 +98,10 @@ func startKazoo(connect string) (*process, error) {
 }
 
 func startProcess(label string, argv ...string) (*process, error) {
-	p := &process{label: label, lines: make(chan string, 4)}
+	p := &process{label: label, lines: make(chan string, 4), stderr: proc.NewTail(4000)}
 	var stdout io.ReadCloser
 	var err error
-	if p.cmd, p.stdin, stdout, err = startPiped(label+" driver", argv, &p.stderr); err != nil {
+	if p.cmd, p.stdin, stdout, err = startPiped(label+" driver", argv, p.stderr); err != nil {
 		return nil, err
 	}
 	go func() {
@@ -113,14 +115,14 @@ func startProcess(label string, argv ...string) (*process, error) {
 	line, err := p.read(startupWait)
 	if err != nil || line != "ready" {
 		p.close()
-		return nil, fmt.Errorf("bench: %s driver did not start (%q, %v): %s", label, line, err, p.stderr.text())
+		return nil, fmt.Errorf("bench: %s driver did not start (%q, %v): %s", label, line, err, p.stderr.String())
 	}
 	return p, nil
 }
 
 // startPiped starts the process what of argv, with pipes to its stdin
 // and from its stdout, and its stderr kept in stderr.
-func startPiped(what string, argv []string, stderr *stderrTail) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
+func startPiped(what string, argv []string, stderr *proc.Tail) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.SysProcAttr = sysProcAttr()
 	cmd.Stderr = stderr
@@ -136,30 +138,6 @@ func startPiped(what string, argv []string, stderr *stderrTail) (*exec.Cmd, io.W
 		return nil, nil, nil, fmt.Errorf("bench: start %s: %w", what, err)
 	}
 	return cmd, stdin, stdout, nil
-}
-
-// stderrTail keeps what a peer process writes to its stderr, safe to read
-// while it writes.
-type stderrTail struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (t *stderrTail) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.b.Write(b)
-}
-
-// text returns the last 4,000 bytes written.
-func (t *stderrTail) text() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := t.b.String()
-	if len(s) > 4000 {
-		s = s[len(s)-4000:]
-	}
-	return s
 }
 
 func (p *process) read(wait time.Duration) (string, error) {
@@ -178,11 +156,11 @@ func (p *process) read(wait time.Duration) (string, error) {
 func (p *process) do(v any, args ...any) error {
 	cmd := strings.TrimSpace(fmt.Sprintln(args...))
 	if _, err := io.WriteString(p.stdin, cmd+"\n"); err != nil {
-		return fmt.Errorf("bench: %s driver: send %q: %w: %s", p.label, cmd, err, p.stderr.text())
+		return fmt.Errorf("bench: %s driver: send %q: %w: %s", p.label, cmd, err, p.stderr.String())
 	}
 	line, err := p.read(replyWait)
 	if err != nil {
-		return fmt.Errorf("bench: %s driver: %q: %w: %s", p.label, cmd, err, p.stderr.text())
+		return fmt.Errorf("bench: %s driver: %q: %w: %s", p.label, cmd, err, p.stderr.String())
 	}
 	var e struct {
 		Error string `json:"error"`

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zklock/zklock/internal/proc"
+
 	"github.com/zklock/zklock/internal/peers"
 )
 
@@ -108,7 +110,7 @@ type leaderProc struct {
 	lang   string
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr stderrTail
+	stderr *proc.Tail
 	done   chan struct{} // closed when its output has ended
 	killed bool
 }
@@ -136,16 +138,16 @@ func startLeaderProc(lang, bin string, log *eventLog) (*leaderProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &leaderProc{lang: lang, done: make(chan struct{})}
+	p := &leaderProc{lang: lang, done: make(chan struct{}), stderr: proc.NewTail(4000)}
 	from := log.len()
 	var stdout io.ReadCloser
-	if p.cmd, p.stdin, stdout, err = startPiped(lang+" leader process", argv, &p.stderr); err != nil {
+	if p.cmd, p.stdin, stdout, err = startPiped(lang+" leader process", argv, p.stderr); err != nil {
 		return nil, err
 	}
 	go p.feed(stdout, log)
 	if err := log.wait(from, startupWait, lang+" leader process start", func(e fevent) bool { return e.proc == p && e.Ev == "ready" }); err != nil {
 		p.stop()
-		return nil, fmt.Errorf("%w: %s", err, p.stderr.text())
+		return nil, fmt.Errorf("%w: %s", err, p.stderr.String())
 	}
 	if err := p.checkClock(log); err != nil {
 		p.stop()

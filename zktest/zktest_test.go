@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklock/zklock/internal/proc"
+
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -119,7 +121,7 @@ func (s stateRecorder) wait(t *testing.T, want zk.State, d time.Duration) {
 }
 
 func TestIntegration_Standalone(t *testing.T) {
-	var logs syncBuffer
+	var logs proc.Buffer
 	c := track(zktest.Start(t, zktest.WithLogOutput(&logs)))
 	require.Len(t, c.Servers(), c.Size())
 	if c.Backend() == "local" {
@@ -179,24 +181,6 @@ func TestIntegration_EnsembleServes(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok, "member %d does not see %s", i, path)
 	}
-}
-
-// syncBuffer is a goroutine-safe bytes.Buffer for WithLogOutput.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // testRoot creates a persistent node private to this test (tests may share

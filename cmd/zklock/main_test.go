@@ -8,10 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	iproc "github.com/zklock/zklock/internal/proc"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -43,29 +44,11 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-// syncBuffer is a bytes.Buffer safe to read while the process writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // proc is a running zklock.
 type proc struct {
 	cmd    *exec.Cmd
-	stdout *syncBuffer
-	stderr *syncBuffer
+	stdout *iproc.Buffer
+	stderr *iproc.Buffer
 	done   chan struct{} // closed when the process has exited
 	start  time.Time
 	dur    time.Duration // how long it ran, once done
@@ -113,7 +96,7 @@ func startZklock(t *testing.T, env []string, args ...string) *proc {
 
 func startWith(t *testing.T, env []string, setup func(*exec.Cmd), args ...string) *proc {
 	t.Helper()
-	p := &proc{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{stdout: &iproc.Buffer{}, stderr: &iproc.Buffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(zklockBin, args...)
 	// The mark, inherited by zklock's children, finds them at cleanup if a
 	// failing test leaves them behind (they run in their own process groups).

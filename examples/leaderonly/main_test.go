@@ -1,16 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zklock/zklock/internal/proc"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -19,24 +19,6 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// syncBuffer is a process's output, read while it runs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 var leading = regexp.MustCompile(`leading with fencing token (\d+)`)
 
@@ -51,10 +33,10 @@ func TestIntegration_LeaderOnly(t *testing.T) {
 
 	type runner struct {
 		cmd *exec.Cmd
-		out *syncBuffer
+		out *proc.Buffer
 	}
 	start := func() *runner {
-		r := &runner{cmd: exec.Command(bin), out: &syncBuffer{}}
+		r := &runner{cmd: exec.Command(bin), out: &proc.Buffer{}}
 		r.cmd.Env = append(os.Environ(), "ZKLOCK_SERVERS="+c.ConnectString())
 		r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
 		require.NoError(t, r.cmd.Start())

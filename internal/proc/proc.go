@@ -1,10 +1,12 @@
 // Package proc holds what the test helpers that run servers and peers
-// (zktest, zktest/containers, pgtest, peers) share about a child's output
-// and exit: a bounded tail of its output for error messages, and a
-// bounded wait for it to end.
+// (zktest, zktest/containers, pgtest, peers, bench and the tests) share
+// about a child's output and exit: a bounded tail of its output for error
+// messages, a buffer of all of it that is safe to read while it is
+// written, and a bounded wait for it to end.
 package proc
 
 import (
+	"bytes"
 	"sync"
 	"time"
 )
@@ -40,6 +42,27 @@ func (t *Tail) String() string {
 		b = b[len(b)-t.max:]
 	}
 	return string(b)
+}
+
+// A Buffer keeps everything written to it, and is safe to read while it is
+// written (a child's output, a logger's). The zero value is ready to use.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write keeps p.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns everything written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // Wait waits up to d for done to be closed and reports whether it was.
