@@ -67,7 +67,7 @@ func Connect(servers []string, opts ...SessionOption) (*Session, error) {
 			o(c)
 		}
 		zk.WithDialer(s.dial)(c)
-		zk.WithHostProvider(&hostList{})(c)
+		zk.WithHostProvider(newHostList(s.quit))(c)
 		zk.WithEventCallback(s.onEvent)(c)
 	}
 	conn, _, err := zk.Connect(servers, cfg.timeout, zkOpts)

@@ -2,10 +2,12 @@ package zklock
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // checkServer checks one server address as Connect takes it: "host:port"
@@ -35,11 +37,30 @@ func checkServer(s string) error {
 // which resolves every name once at Connect, it keeps the servers as given,
 // for the dialer to resolve and TLS to check against; its order and round
 // robin are the default's (docs/protocol.md#connecting-servers-and-tls).
+//
+// It also paces the first second of an outage itself. go-zookeeper answers
+// a pass over every server that failed by failing the requests not yet sent
+// (ErrNoServer) and pausing a second, which is most of the time a session
+// spends away when the ensemble elects a leader. For paceFor after the
+// first failed pass, Next reports no pass and pauses the pace's jittered
+// backoff instead; after that it reports every pass, as the default does.
+// The zero value paces nothing.
 type hostList struct {
 	mu      sync.Mutex
 	servers []string
 	cur     int // index of the server last returned by Next; -1 before the first
 	good    int // index of the server last connected to (or first tried); -1 before
+
+	pace    Backoff       // the pauses between passes while pacing
+	paceFor time.Duration // how long after the first failed pass to pace
+	quit    <-chan struct{}
+	failed  time.Time // when the first pass since the last connection failed
+	passes  int       // passes failed since then
+}
+
+// newHostList returns the pacing host list of a session closed by quit.
+func newHostList(quit <-chan struct{}) *hostList {
+	return &hostList{pace: Backoff{Base: 50 * time.Millisecond, Max: 400 * time.Millisecond}, paceFor: time.Second, quit: quit}
 }
 
 // Init takes the servers, as go-zookeeper formatted them (host:port).
@@ -61,17 +82,46 @@ func (h *hostList) Len() int {
 	return len(h.servers)
 }
 
-// Next returns the next server to try, and whether every server has been
-// tried since the last that connected (go-zookeeper then pauses a second).
+// Next returns the next server to try, and whether to report that every
+// server has been tried since the last that connected. While pacing, it
+// pauses before a server that starts a new pass instead of reporting it.
 func (h *hostList) Next() (string, bool) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.cur = (h.cur + 1) % len(h.servers)
 	wrapped := h.cur == h.good
 	if h.good < 0 {
 		h.good = 0
 	}
-	return h.servers[h.cur], wrapped
+	srv := h.servers[h.cur]
+	if !wrapped {
+		h.mu.Unlock()
+		return srv, false
+	}
+	now := time.Now()
+	if h.passes == 0 {
+		h.failed = now
+	}
+	pass := h.passes
+	h.passes++
+	report := now.Sub(h.failed) >= h.paceFor
+	h.mu.Unlock()
+	if report {
+		return srv, true
+	}
+	h.pause(pass)
+	return srv, false
+}
+
+// pause sleeps before pass number pass+1 for between half and all of the
+// pace's ceiling for it, or until the session is closed.
+func (h *hostList) pause(pass int) {
+	ceil := h.pace.Ceiling(pass)
+	t := time.NewTimer(ceil/2 + rand.N(ceil/2+1))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-h.quit:
+	}
 }
 
 // Connected records that the server last returned by Next connected.
@@ -79,4 +129,5 @@ func (h *hostList) Connected() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.good = h.cur
+	h.passes = 0
 }

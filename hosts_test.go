@@ -3,6 +3,7 @@ package zklock
 import (
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
@@ -64,4 +65,58 @@ func TestHostListRoundRobin(t *testing.T) {
 	a, _ := h.Next()
 	b, _ := h.Next()
 	assert.Equal(t, names, []string{a, b}, "names are kept, in the order given")
+}
+
+// For paceFor after a pass over every server failed, Next reports no pass
+// and pauses before each new one; then it reports every pass. A connection
+// starts the pacing over, and closing the session ends a pause.
+func TestHostListPaces(t *testing.T) {
+	h := &hostList{pace: Backoff{Base: 10 * time.Millisecond, Max: 20 * time.Millisecond}, paceFor: 200 * time.Millisecond}
+	require.NoError(t, h.Init([]string{"a:1", "b:1", "c:1"}))
+	h.Next() // the first try
+	h.Connected()
+	for round := range 2 {
+		var first time.Time
+		reported := false
+		for i := 0; i < 1000 && !reported; i++ {
+			start := time.Now()
+			s, wrapped := h.Next()
+			if s != "a:1" {
+				require.False(t, wrapped, "round %d: only a pass over every server is reported", round)
+				continue
+			}
+			if first.IsZero() {
+				first = start
+			}
+			if wrapped {
+				require.GreaterOrEqual(t, time.Since(first), h.paceFor, "round %d: reported while pacing", round)
+				reported = true
+				continue
+			}
+			require.GreaterOrEqual(t, time.Since(start), 5*time.Millisecond, "round %d: no pause before a new pass", round)
+		}
+		require.True(t, reported, "round %d: never reported a pass", round)
+		_, wrapped := h.Next()
+		require.False(t, wrapped)
+		h.Next()
+		_, wrapped = h.Next()
+		require.True(t, wrapped, "round %d: past the pacing every pass is reported", round)
+		h.Connected()
+	}
+
+	quit := make(chan struct{})
+	slow := &hostList{pace: Backoff{Base: time.Hour, Max: time.Hour}, paceFor: time.Hour, quit: quit}
+	require.NoError(t, slow.Init([]string{"a:1"}))
+	slow.Next()
+	done := make(chan struct{})
+	go func() {
+		slow.Next() // a pause of at least half an hour
+		close(done)
+	}()
+	close(quit)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("closing the session did not end the pause")
+	}
 }

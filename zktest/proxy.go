@@ -175,6 +175,15 @@ func (p *Proxy) Refuse(members ...int) {
 	}
 }
 
+// Accepted returns how many connections the proxy has accepted, those it
+// closed at once (Refuse, Isolate) included: with every member refused, the
+// connection attempts a client has made.
+func (p *Proxy) Accepted() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.accepted
+}
+
 // Heal ends a Blackhole and every Isolate and Refuse.
 func (p *Proxy) Heal() {
 	p.mu.Lock()
