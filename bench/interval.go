@@ -14,10 +14,11 @@ const confidence = 0.95
 // minBootstrap is the fewest values per side bootstrap resamples.
 const minBootstrap = 6
 
-// Interval is a figure with its 95% confidence interval. For a RATIO line
-// it is the median of the per-repetition ratios (repetition i of zklock
-// over repetition i of the peer, which ran in the same round, seconds
-// apart) and benchmath's distribution-free interval for that median (the
+// Interval is a figure with a 95% interval. For a RATIO line it is the
+// median of the per-repetition ratios (repetition i of zklock over
+// repetition i of the peer, which ran in the same round, seconds apart) and
+// where another run's median should fall (repeatInterval); for a failover
+// median, benchmath's distribution-free interval for the median (the
 // AssumeNothing summary that benchstat prints). Lo and Hi are ±Inf when the
 // sample is too small for the level (benchmath needs 6 values for 95%).
 type Interval struct {
@@ -26,6 +27,12 @@ type Interval struct {
 	Lo     float64   `json:"lo"`
 	Hi     float64   `json:"hi"`
 	Values []float64 `json:"values,omitempty"` // the sample, ascending
+	// CILo and CIHi are benchmath's interval for the median, where Lo and
+	// Hi are a wider one (repeatInterval); otherwise zero.
+	CILo float64 `json:"ci_lo,omitempty"`
+	CIHi float64 `json:"ci_hi,omitempty"`
+	// Repeat marks an interval of repeatInterval.
+	Repeat bool `json:"repeat,omitempty"`
 }
 
 // finite stands for an infinite bound by ±math.MaxFloat64, which JSON can
@@ -100,8 +107,12 @@ func judge(iv Interval, goal float64, atLeast bool) (verdict string, need int) {
 	if len(vals) == 0 { // a bootstrap interval: no sample to project
 		return Unresolved, 0
 	}
+	build := medianInterval
+	if iv.Repeat {
+		build = repeatInterval
+	}
 	for n := len(vals) + 1; n <= maxProjected; n++ {
-		p := medianInterval(atQuantiles(vals, n))
+		p := build(atQuantiles(vals, n))
 		plo, phi := p.Lo, p.Hi
 		if !atLeast {
 			plo, phi = -phi, -plo
@@ -177,3 +188,37 @@ func mean(xs []float64) float64 {
 // medianDiff and meanDiff are statistics for bootstrap.
 func medianDiff(a, b []float64) float64 { return median(a) - median(b) }
 func meanDiff(a, b []float64) float64   { return mean(a) - mean(b) }
+
+// repeatInterval is a RATIO line's interval: where the median of another
+// run of the same code, with as many repetitions, is expected to fall
+// (95%), never narrower than benchmath's interval for this run's median
+// (kept in CILo and CIHi). A confidence interval of a median does not say
+// that: two runs drawn from one distribution find each other's median
+// inside their own interval only about 80% of the time, at any number of
+// repetitions (TestRepeatInterval). The spread between two runs' medians is
+// estimated from this run's repetitions, on the logarithm of the ratios:
+// benchmath's Student-t interval of the mean, widened by sqrt(pi/2) (a
+// median's spread against a mean's, for normal values) and by sqrt(2) (the
+// difference of two runs' medians).
+func repeatInterval(xs []float64) Interval {
+	iv := medianInterval(xs)
+	iv.CILo, iv.CIHi, iv.Repeat = iv.Lo, iv.Hi, true
+	logs := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if x <= 0 {
+			return iv
+		}
+		logs = append(logs, math.Log(x))
+	}
+	if len(logs) < 2 || iv.X <= 0 {
+		return iv
+	}
+	sum := benchmath.AssumeNormal.Summary(benchmath.NewSample(logs, &benchmath.DefaultThresholds), confidence)
+	half := (sum.Hi - sum.Center) * math.Sqrt(math.Pi/2) * math.Sqrt2
+	if math.IsNaN(half) || math.IsInf(half, 0) {
+		return iv
+	}
+	m := math.Log(iv.X)
+	iv.Lo, iv.Hi = min(iv.Lo, math.Exp(m-half)), max(iv.Hi, math.Exp(m+half))
+	return iv
+}

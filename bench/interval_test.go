@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -112,4 +113,50 @@ func TestRatioIntervals(t *testing.T) {
 	require.InDelta(t, 1.2, iv.Lo, 1e-9)
 	require.InDelta(t, 1.2, iv.Hi, 1e-9)
 	require.False(t, math.IsNaN(iv.X))
+}
+
+// TestRepeatInterval: two runs whose repetitions come from one and the
+// same distribution (a machine that does not change between runs) find
+// each other's median inside their own interval, both ways, for the
+// honesty goal's share of the ratios with repeatInterval, and not with
+// benchmath's interval of the median alone, at any number of repetitions.
+func TestRepeatInterval(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 90))
+	draw := map[string]func() float64{
+		"normal":    func() float64 { return 1 + 0.1*r.NormFloat64() },
+		"lognormal": func() float64 { return math.Exp(0.3 * r.NormFloat64()) },
+		"bursts": func() float64 { // now and then a repetition hit by a burst of load
+			if r.IntN(8) == 0 {
+				return 0.6 + 0.1*r.Float64()
+			}
+			return 1 + 0.05*r.NormFloat64()
+		},
+	}
+	agree := func(n int, interval func([]float64) Interval, x func() float64) float64 {
+		const trials = 1500
+		in := 0
+		for range trials {
+			var a, b []float64
+			for range n {
+				a, b = append(a, x()), append(b, x())
+			}
+			p, q := interval(a), interval(b)
+			if p.X >= q.Lo && p.X <= q.Hi && q.X >= p.Lo && q.X <= p.Hi {
+				in++
+			}
+		}
+		return float64(in) / trials
+	}
+	for _, n := range []int{6, 8, 10} {
+		for name, x := range draw {
+			ci, rep := agree(n, medianInterval, x), agree(n, repeatInterval, x)
+			t.Logf("%d repetitions, %s: %.1f%% agree with benchmath's interval, %.1f%% with repeatInterval", n, name, 100*ci, 100*rep)
+			require.Less(t, ci, honestShare, "%d %s: benchmath's interval", n, name)
+			require.GreaterOrEqual(t, rep, honestShare, "%d %s: repeatInterval", n, name)
+		}
+	}
+	iv := repeatInterval([]float64{1, 2, 3, 4, 5, 6})
+	require.Equal(t, [2]float64{1, 6}, [2]float64{iv.CILo, iv.CIHi}, "benchmath's interval is kept")
+	require.LessOrEqual(t, iv.Lo, iv.CILo)
+	require.GreaterOrEqual(t, iv.Hi, iv.CIHi)
 }

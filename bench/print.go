@@ -221,7 +221,7 @@ func (r *Report) printCost(w io.Writer) {
 
 // printRatios writes the RATIO lines, in ratioLines' order.
 func (r *Report) printRatios(w io.Writer) {
-	fmt.Fprintf(w, "\nratios of throughputs (zklock's mutex over each peer): median of the %d per-repetition ratios [its %.0f%% interval, benchmath's distribution-free interval of the median]; total time %v\n",
+	fmt.Fprintf(w, "\nratios of throughputs (zklock's mutex over each peer): median of the %d per-repetition ratios [its %.0f%% interval for another run's median, never narrower than benchmath's interval of this one's]; total time %v\n",
 		r.Config.Reps, confidence*100, r.Elapsed.Round(time.Second))
 	ivs := r.ratioStats()
 	for _, l := range ratioLines(r.Records) {

@@ -138,7 +138,7 @@ func ratioIntervals(recs []Record) map[string]Interval {
 		a := perRep(recs, l.cell, ZklockMutex, l.measure, perSec)
 		b := perRep(recs, l.cell, l.peer.target, floorMeasure(l.peer.target, l.measure), perSec)
 		if xs := pairedRatios(a, b); len(xs) > 0 {
-			out[l.key] = medianInterval(xs)
+			out[l.key] = repeatInterval(xs)
 		}
 	}
 	return out

@@ -71,7 +71,7 @@ small { color: #555; }
 		"<b>pipelined-floor</b> = create and list sent together, then delete; <b>listed-floor</b> = delete → notification → list → next holds.</p>\n")
 	b.WriteString(legend())
 
-	b.WriteString("<h2 id=\"ratios\">Where zklock stands: zklock's throughput over each peer's</h2>\n<p>Each cell: the median of the per-repetition ratios (repetition i of zklock over repetition i of the peer) and its 95% interval, benchmath's distribution-free interval of a median (as benchstat prints; it needs 6 repetitions or more).</p>\n")
+	b.WriteString("<h2 id=\"ratios\">Where zklock stands: zklock's throughput over each peer's</h2>\n<p>Each cell: the median of the per-repetition ratios (repetition i of zklock over repetition i of the peer) and its 95% interval for another run's median: where a run of the same code with as many repetitions should find its median (the spread of a median estimated from the repetitions, on the ratios' logarithm, never narrower than benchmath's interval of this run's median, which benchstat prints and which is below each cell; it needs 6 repetitions or more).</p>\n")
 	r.ratioTable(&b)
 	b.WriteString("<h2 id=\"goals\">Goals</h2>\n<p>Judged on 95% intervals: met only when the whole interval clears the goal, NOT MET only when it is wholly on the wrong side, otherwise unresolved, with the repetitions (or events) that would resolve it if they spread as these did.</p>\n<ul>\n")
 	for _, g := range r.goalResults() {
@@ -148,6 +148,9 @@ func (r *Report) ratioTable(b *strings.Builder) {
 			cell := num(v, ok, "%.2f")
 			if ok {
 				cell += fmt.Sprintf("<br/><small>[%s, %s]</small>", bound(iv.Lo), bound(iv.Hi))
+				if iv.Repeat {
+					cell += fmt.Sprintf("<br/><small>CI [%s, %s]</small>", bound(iv.CILo), bound(iv.CIHi))
+				}
 			}
 			fmt.Fprintf(b, "<td class=\"%s\">%s</td>", class, cell)
 		}
