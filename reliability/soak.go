@@ -23,8 +23,16 @@ type SoakRecord struct {
 	Round    int       `json:"round"` // the round-robin pass it belongs to (1-based)
 	Duration float64   `json:"duration_s"`
 	Ended    time.Time `json:"ended"`
+	// Code is the commit whose library code the run ran (CodeEnv); a
+	// commit followed by "+modified" when the library's files differed
+	// from it; empty in checkpoints that predate it.
+	Code string `json:"code,omitempty"`
 	Result
 }
+
+// CodeEnv names the environment variable by which scripts/reliability.sh
+// tells the soak the code it runs (SoakRecord.Code).
+const CodeEnv = "RELIABILITY_CODE"
 
 // Soak schedules a soak: scenarios round-robin, durations scaled so that
 // one round fits the budget where it can (never below each scenario's
@@ -141,7 +149,7 @@ func (k *Soak) Done(sc *Scenario, round int, r Result) SoakRecord {
 	d := time.Duration(r.Seconds * float64(time.Second))
 	k.spent += d
 	k.est[sc.Name] = d
-	return SoakRecord{Seq: k.seq, Round: round, Duration: sc.Duration.Seconds(), Ended: time.Now().UTC(), Result: r}
+	return SoakRecord{Seq: k.seq, Round: round, Duration: sc.Duration.Seconds(), Ended: time.Now().UTC(), Code: os.Getenv(CodeEnv), Result: r}
 }
 
 // Resume accounts for the records of an earlier, interrupted soak: their
@@ -175,7 +183,7 @@ func AppendRun(path string, sc *Scenario, r Result) error {
 	if err != nil {
 		return err
 	}
-	rec := SoakRecord{Seq: 1, Round: 1, Duration: sc.Duration.Seconds(), Ended: time.Now().UTC(), Result: r}
+	rec := SoakRecord{Seq: 1, Round: 1, Duration: sc.Duration.Seconds(), Ended: time.Now().UTC(), Code: os.Getenv(CodeEnv), Result: r}
 	for _, x := range recs {
 		rec.Seq = max(rec.Seq, x.Seq+1)
 		rec.Round = max(rec.Round, x.Round)
@@ -308,8 +316,38 @@ func Totals(recs []SoakRecord) SoakTotals {
 // SummaryLine is the soak's one summary line.
 func SummaryLine(recs []SoakRecord) string {
 	t := Totals(recs)
-	return fmt.Sprintf("soak: acquisitions=%d fault_exposed=%d faults=%d violations=%d upper95=%.3g",
-		t.Acquisitions, t.FaultExposed, t.Faults, t.Violations, Upper95(t.FaultExposed, t.Violations))
+	code := ""
+	if c := Codes(recs); len(c) > 0 {
+		code = "code=" + strings.Join(c, ",") + " "
+	}
+	return fmt.Sprintf("soak: %sacquisitions=%d fault_exposed=%d faults=%d violations=%d upper95=%.3g",
+		code, t.Acquisitions, t.FaultExposed, t.Faults, t.Violations, Upper95(t.FaultExposed, t.Violations))
+}
+
+// Codes returns the codes the runs ran (SoakRecord.Code), in the order
+// first seen, "unknown" standing for runs without one; nil when no run has
+// one (a checkpoint that predates them). One code means that every run ran
+// the same library code.
+func Codes(recs []SoakRecord) []string {
+	var out []string
+	seen, has := map[string]bool{}, false
+	for _, r := range recs {
+		has = has || r.Code != ""
+	}
+	if !has {
+		return nil
+	}
+	for _, r := range recs {
+		c := r.Code
+		if c == "" {
+			c = "unknown"
+		}
+		if !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // StoreLines says, one line a run, in which runs ZooKeeper forgot

@@ -219,3 +219,25 @@ func TestAppendRun(t *testing.T) {
 	require.Equal(t, 40.0, recs[2].Duration)
 	require.Contains(t, SummaryLine(recs), "acquisitions=23")
 }
+
+// The summary line names the code the runs ran: one commit when they all
+// ran the same, every one (and "unknown" for runs without) when not.
+func TestSummaryLineCode(t *testing.T) {
+	run := func(code string) SoakRecord {
+		return SoakRecord{Code: code, Result: Result{Name: "S2", Acquisitions: 10, Faults: 1, Violations: map[string]int{}}}
+	}
+	require.Equal(t, "soak: code=abc acquisitions=20 fault_exposed=20 faults=2 violations=0 upper95=0.139",
+		SummaryLine([]SoakRecord{run("abc"), run("abc")}))
+	require.Equal(t, []string{"abc", "unknown", "def+modified"}, Codes([]SoakRecord{run("abc"), run(""), run("def+modified"), run("abc")}))
+	require.Nil(t, Codes([]SoakRecord{run(""), run("")}))
+	t.Setenv(CodeEnv, "0123")
+	path := filepath.Join(t.TempDir(), "soak.jsonl")
+	require.NoError(t, AppendRun(path, &Scenario{Name: "S18"}, Result{Name: "S18", Violations: map[string]int{}}))
+	recs, err := ReadRecords(path)
+	require.NoError(t, err)
+	require.Equal(t, "0123", recs[0].Code)
+	k := NewSoak([]*Scenario{{Name: "S1", Duration: time.Second}}, nil, time.Minute)
+	sc, round, ok := k.Next()
+	require.True(t, ok)
+	require.Equal(t, "0123", k.Done(sc, round, Result{Name: "S1"}).Code)
+}

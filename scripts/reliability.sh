@@ -37,6 +37,16 @@ summary() {
 }
 tags=()
 timeout=15m
+# export_code exports the library code under test, which each soak run records
+# (SoakRecord.Code): HEAD, marked +modified when the library's files (the root
+# package's non-test .go files and internal/) differ from it.
+library_paths=(':(top,glob)*.go' ':(top,exclude,glob)*_test.go' ':(top)internal')
+export_code() {
+	local code
+	code=$(git rev-parse HEAD 2>/dev/null) || return 0
+	git diff --quiet HEAD -- "${library_paths[@]}" || code="$code+modified"
+	export RELIABILITY_CODE="$code"
+}
 case "$mode" in
 containers | containers-soak)
 	# S18-S20 live in the containers module (zktest/containers/scenarios), so
@@ -44,6 +54,7 @@ containers | containers-soak)
 	cmode=short timeout=15m
 	[ "$mode" = containers-soak ] && cmode=soak timeout=60m
 	scripts/zk-image.sh >/dev/null || exit 1
+	export_code
 	(cd zktest/containers && RELIABILITY_MODE="$cmode" RELIABILITY_OUT="$out" RELIABILITY_KEEP="$out/histories" \
 		go test -count=1 -timeout "$timeout" -v -run 'TestIntegration_ReliabilityContainers$' ./scenarios/) >"$log" 2>&1
 	rc=$?
@@ -74,6 +85,8 @@ h,mi,se=(float(x or 0) for x in m.groups()); print(int(h*3600+mi*60+se))' "$budg
 negative) tags=(-tags zklock_negative); timeout=15m ;;
 *) echo "usage: $0 short|soak|negative|containers|containers-soak" >&2; exit 2 ;;
 esac
+
+export_code
 
 RELIABILITY_MODE="$mode" RELIABILITY_OUT="$out" RELIABILITY_KEEP="$out/histories" \
 	go test "${tags[@]}" -count=1 -timeout "$timeout" -v -run 'TestIntegration_Reliability$' ./reliability/ >"$log" 2>&1
