@@ -1,0 +1,47 @@
+package reliability
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// libraryPaths are the library's files as the release soak counts them:
+// the root package's non-test .go files and internal/ (git pathspecs, from
+// the repository's top).
+var libraryPaths = []string{":(top,glob)*.go", ":(top,exclude,glob)*_test.go", ":(top)internal"}
+
+// docs/reliability-results.md opens with the release soak's summary line,
+// which names the commit whose library code the soak ran; every later
+// commit that changed the library's files must be named in the document
+// too (where it says why no decision changed), or the soak no longer
+// stands for the code that ships.
+func TestSoakLineNamesTheLibraryCode(t *testing.T) {
+	b, err := os.ReadFile("../docs/reliability-results.md")
+	require.NoError(t, err)
+	doc := string(b)
+	line := regexp.MustCompile(`(?m)^\s*soak: .*$`).FindString(doc)
+	require.NotEmpty(t, line, "no soak: line")
+	m := regexp.MustCompile(`^soak: code=([0-9a-f]{40}) acquisitions=\d+ fault_exposed=\d+ faults=\d+ violations=\d+ upper95=\S+$`).FindStringSubmatch(strings.TrimSpace(line))
+	require.NotNil(t, m, "the first soak: line names one commit: %q", line)
+	code := m[1]
+	git := func(args ...string) (string, error) {
+		out, err := exec.Command("git", append([]string{"-C", ".."}, args...)...).Output()
+		return strings.TrimSpace(string(out)), err
+	}
+	if _, err := git("rev-parse", "--git-dir"); err != nil {
+		t.Skip("not a git work tree")
+	}
+	if _, err := git("cat-file", "-e", code+"^{commit}"); err != nil {
+		t.Skipf("the soak's commit %s is not in this clone (a shallow one?)", code[:12])
+	}
+	later, err := git(append([]string{"log", "--format=%h", "--abbrev=7", code + "..HEAD", "--"}, libraryPaths...)...)
+	require.NoError(t, err)
+	for _, c := range strings.Fields(later) {
+		require.Contains(t, doc, c, "commit %s changed the library after the soak on %s: say in docs/reliability-results.md why no decision changed, or soak again", c, code[:12])
+	}
+}
