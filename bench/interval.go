@@ -210,7 +210,7 @@ func repeatInterval(xs []float64) Interval {
 		}
 		logs = append(logs, math.Log(x))
 	}
-	if len(logs) < 2 || iv.X <= 0 {
+	if len(logs) < 2 {
 		return iv
 	}
 	sum := benchmath.AssumeNormal.Summary(benchmath.NewSample(logs, &benchmath.DefaultThresholds), confidence)

@@ -332,13 +332,8 @@ func Codes(recs []SoakRecord) []string {
 	var out []string
 	seen, has := map[string]bool{}, false
 	for _, r := range recs {
-		has = has || r.Code != ""
-	}
-	if !has {
-		return nil
-	}
-	for _, r := range recs {
 		c := r.Code
+		has = has || c != ""
 		if c == "" {
 			c = "unknown"
 		}
@@ -346,6 +341,9 @@ func Codes(recs []SoakRecord) []string {
 			seen[c] = true
 			out = append(out, c)
 		}
+	}
+	if !has {
+		return nil
 	}
 	return out
 }
