@@ -59,6 +59,7 @@ func Connect(servers []string, opts ...SessionOption) (*Session, error) {
 		holds:   make(map[string]*hold),
 		quit:    make(chan struct{}),
 	}
+	s.hosts = newHostList(s.quit)
 	s.cleaner.s = s
 	s.failures.tls, s.failures.log = cfg.tls != nil, s.log
 	zkOpts := func(c *zk.Conn) {
@@ -67,7 +68,7 @@ func Connect(servers []string, opts ...SessionOption) (*Session, error) {
 			o(c)
 		}
 		zk.WithDialer(s.dial)(c)
-		zk.WithHostProvider(newHostList(s.quit))(c)
+		zk.WithHostProvider(s.hosts)(c)
 		zk.WithEventCallback(s.onEvent)(c)
 	}
 	conn, _, err := zk.Connect(servers, cfg.timeout, zkOpts)

@@ -1,6 +1,11 @@
 package zklock_test
 
 import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,4 +72,89 @@ func TestIntegration_ReconnectPacing(t *testing.T) {
 
 	_, _, err := s.Conn().Exists("/")
 	require.NoError(t, err)
+}
+
+// A server that accepts a connection and never answers its handshake (one
+// starting up, or stopped by SIGSTOP) holds the session for the session
+// timeout shared among the servers, as in ZooKeeper's Java client; the
+// session then tries again and says why. go-zookeeper alone waits ten read
+// timeouts (20s here) for the answer.
+func TestIntegration_SilentServerIsLeft(t *testing.T) {
+	c := zktest.Start(t)
+	var log syncBuffer
+	s, err := zklock.Connect([]string{silentOnce(t, c.Servers()[0])},
+		zklock.WithDialer(c.Dialer()), zklock.WithSessionTimeout(3*time.Second),
+		zklock.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	require.NoError(t, s.WaitConnected(ctxTimeout(t, 15*time.Second)))
+	require.Contains(t, log.String(), "session handshake: no answer within 3s")
+}
+
+// silentOnce returns the address of a relay to server whose first
+// connection is accepted and never answered; later ones reach server.
+func silentOnce(t *testing.T, server string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	keep := func(cs ...net.Conn) {
+		mu.Lock()
+		defer mu.Unlock()
+		conns = append(conns, cs...)
+	}
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for first := true; ; first = false {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			keep(in)
+			if first {
+				continue // read nothing, answer nothing
+			}
+			out, err := net.Dial("tcp", server)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			keep(out)
+			wg.Add(2)
+			go func() { defer wg.Done(); _, _ = io.Copy(out, in); out.Close() }()
+			go func() { defer wg.Done(); _, _ = io.Copy(in, out); in.Close() }()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

@@ -24,6 +24,7 @@ type Session struct {
 	epoch time.Time // origin of the monotonic instants below
 	quit  chan struct{}
 	bg    sync.WaitGroup // the session's background work, waited for by Close
+	hosts *hostList      // the servers, as go-zookeeper dials them (hosts.go)
 
 	// Credentials (connect.go).
 	ready   chan struct{} // closed once the credentials are in place

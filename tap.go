@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
 	"math"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -25,11 +29,28 @@ func (s *Session) dial(network, addr string, timeout time.Duration) (net.Conn, e
 	// A dial that succeeds proves nothing about our session: heard moves
 	// only when the server answers (see tapConn.answered).
 	t := &tapConn{Conn: c, s: s, server: addr, scan: replyScanner{first: true}}
+	t.answerIn = s.answerWithin()
+	t.answerBy = time.Now().Add(t.answerIn)
 	if s.restoresWatches() {
 		t.gate = make(chan struct{})
 	}
 	return t, nil
 }
+
+// answerWithin is how long a server that accepted a connection has to
+// answer its ConnectRequest, as in ZooKeeper's Java client: the session
+// timeout shared among the servers, but at least minAnswer.
+func (s *Session) answerWithin() time.Duration {
+	t := time.Duration(s.negotiated.Load())
+	if t <= 0 {
+		t = s.cfg.timeout
+	}
+	return max(t/time.Duration(max(s.hosts.Len(), 1)), minAnswer)
+}
+
+// minAnswer is the least time a server has to answer a ConnectRequest, so
+// that a loaded ensemble with a short session timeout is still reached.
+const minAnswer = time.Second
 
 // restoresWatches reports whether a reconnect now is likely to make
 // go-zookeeper restore watches (see tapConn.Read).
@@ -94,6 +115,12 @@ type tapConn struct {
 	gatePast  bool  // the gate was waited for (by the reading goroutine)
 	readBytes int64 // bytes read so far (by the reading goroutine)
 	handshake int64 // length of the ConnectResponse frame, once read
+
+	// The handshake bound (see SetReadDeadline), by the reading goroutine.
+	answerIn time.Duration
+	answerBy time.Time // when the ConnectResponse must be in; zero once it is
+	asked    time.Time // the read deadline go-zookeeper last asked for
+	respLen  [4]byte   // the ConnectResponse's length prefix, as read
 }
 
 // gateWait bounds the reconnect gate, for a reconnect that sends no
@@ -258,6 +285,7 @@ func (c *tapConn) Read(p []byte) (int, error) {
 		t.Stop()
 	}
 	n, err := c.Conn.Read(p)
+	c.answering(p[:n])
 	c.readBytes += int64(n)
 	if n > 0 && c.scan.feed(p[:n], c) != nil {
 		// No frames to match: fall back to the arrival time.
@@ -267,9 +295,50 @@ func (c *tapConn) Read(p []byte) (int, error) {
 		// The server went before granting a session (it refused clients,
 		// or, as TLS 1.3 servers do, our certificate after the handshake):
 		// say why, as for a failed dial.
+		if !c.answerBy.IsZero() && errors.Is(err, os.ErrDeadlineExceeded) {
+			err = fmt.Errorf("no answer within %v: %w", c.answerIn, err)
+		}
 		c.s.failures.record(c.server, &stageError{"session handshake", err})
 	}
 	return n, err
+}
+
+// SetReadDeadline passes d on, but no later than answerBy until the whole
+// ConnectResponse is read. go-zookeeper waits ten read timeouts (6⅔ session
+// timeouts) for its first four bytes and for ever for the rest, while a
+// server that accepts connections before it serves (one starting, or one
+// stopped by SIGSTOP or a long pause) answers neither: the session would
+// stay there, and expire, though other servers serve.
+func (c *tapConn) SetReadDeadline(d time.Time) error {
+	c.asked = d
+	if !c.answerBy.IsZero() && (d.IsZero() || d.After(c.answerBy)) {
+		d = c.answerBy
+	}
+	return c.Conn.SetReadDeadline(d)
+}
+
+// SetDeadline sets both deadlines, the read one as SetReadDeadline does.
+func (c *tapConn) SetDeadline(d time.Time) error {
+	if err := c.Conn.SetWriteDeadline(d); err != nil {
+		return err
+	}
+	return c.SetReadDeadline(d)
+}
+
+// answering follows p, the bytes just read at offset readBytes, until the
+// ConnectResponse (a 4-byte length, then that many bytes) is in; then it
+// lifts the handshake bound, restoring the deadline go-zookeeper asked for.
+func (c *tapConn) answering(p []byte) {
+	if c.answerBy.IsZero() {
+		return
+	}
+	for i := c.readBytes; i < 4 && i-c.readBytes < int64(len(p)); i++ {
+		c.respLen[i] = p[i-c.readBytes]
+	}
+	if read := c.readBytes + int64(len(p)); read >= 4 && read >= 4+int64(binary.BigEndian.Uint32(c.respLen[:])) {
+		c.answerBy = time.Time{}
+		_ = c.Conn.SetReadDeadline(c.asked)
+	}
 }
 
 // reply handles the head of one frame from the server, as soon as it is
