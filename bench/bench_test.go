@@ -313,6 +313,7 @@ func checkFailover(t *testing.T, f *FailoverReport) {
 	for _, s := range f.summaries() {
 		got[s.Case+" "+s.Recipe] = true
 		require.Equal(t, 1, s.Events, "%s %s %s", s.Case, s.Recipe, s.Loss)
+		require.Zero(t, s.Invalid, "%s %s %s: the leader's session was not on the member the fault hit", s.Case, s.Recipe, s.Loss)
 		require.Zero(t, s.MaxOverlap, "%s %s %s: two leaders at once", s.Case, s.Recipe, s.Loss)
 		if s.Case == caseGraceful || s.Case == caseKill9 {
 			require.Equal(t, []float64{1}, s.Changes, "%s %s", s.Case, s.Recipe)

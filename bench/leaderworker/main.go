@@ -170,7 +170,8 @@ func join(id string, c joinConfig) (participant, error) {
 
 // ordered is a go-zookeeper host provider that tries the servers in the
 // order given to it (go-zookeeper shuffles the list it passes to Init) and
-// moves to the next one when a connection ends, as its own provider does.
+// moves to the next one when a connection ends, as its own provider does:
+// the floor's (zklock's sessions use orderedDialer).
 type ordered struct {
 	mu         sync.Mutex
 	servers    []string

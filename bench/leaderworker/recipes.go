@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -21,9 +22,11 @@ func session(id string, c joinConfig) (*zklock.Session, error) {
 	var s *zklock.Session
 	var ready sync.WaitGroup // s is set before the observer reads it
 	ready.Add(1)
+	d := &orderedDialer{servers: c.servers}
 	opts := []zklock.SessionOption{
 		zklock.WithSessionTimeout(c.timeout),
-		zklock.WithZKOptions(zk.WithHostProvider(newOrdered(c.servers)), zk.WithLogInfo(false)),
+		zklock.WithDialer(d.dial),
+		zklock.WithZKOptions(zk.WithLogInfo(false)),
 		zklock.WithObserver(func(ev zklock.Event) {
 			if ev.Kind != zklock.EventState {
 				return
@@ -31,7 +34,7 @@ func session(id string, c joinConfig) (*zklock.Session, error) {
 			t := mono()
 			go func() { // the observer must not block
 				ready.Wait()
-				event("conn", id, t, "state", ev.State.String(), "server", s.Conn().Server())
+				event("conn", id, t, "state", ev.State.String(), "server", d.last())
 			}()
 		}),
 	}
@@ -49,7 +52,7 @@ func session(id string, c joinConfig) (*zklock.Session, error) {
 		_ = s.Close()
 		return nil, err
 	}
-	event("session", id, 0, "sid", fmt.Sprintf("0x%x", s.ID()), "server", s.Conn().Server())
+	event("session", id, 0, "sid", fmt.Sprintf("0x%x", s.ID()), "server", d.last())
 	return s, nil
 }
 
@@ -184,4 +187,33 @@ func joinLatch(id string, c joinConfig) (participant, error) {
 		}
 	}()
 	return b, nil
+}
+
+// orderedDialer makes a zklock session try the servers in the order
+// given. The session keeps go-zookeeper's round robin over the list
+// go-zookeeper shuffled (a zk.WithHostProvider has no effect on it), one
+// dial per server it moves to; this dialer dials the given list's servers
+// in turn instead, so the session starts on the first and then moves on as
+// it would.
+type orderedDialer struct {
+	mu      sync.Mutex
+	servers []string
+	next    int    // index of the server the next dial goes to
+	dialled string // the server dialled last
+}
+
+func (d *orderedDialer) dial(network, _ string, timeout time.Duration) (net.Conn, error) {
+	d.mu.Lock()
+	addr := d.servers[d.next]
+	d.next = (d.next + 1) % len(d.servers)
+	d.dialled = addr
+	d.mu.Unlock()
+	return net.DialTimeout(network, addr, timeout)
+}
+
+// last returns the server dialled last.
+func (d *orderedDialer) last() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.dialled
 }
