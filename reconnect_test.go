@@ -1,7 +1,6 @@
 package zklock_test
 
 import (
-	"bytes"
 	"io"
 	"log/slog"
 	"net"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/proc"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -81,7 +81,7 @@ func TestIntegration_ReconnectPacing(t *testing.T) {
 // timeouts (20s here) for the answer.
 func TestIntegration_SilentServerIsLeft(t *testing.T) {
 	c := zktest.Start(t)
-	var log syncBuffer
+	var log proc.Buffer
 	s, err := zklock.Connect([]string{silentOnce(t, c.Servers()[0])},
 		zklock.WithDialer(c.Dialer()), zklock.WithSessionTimeout(3*time.Second),
 		zklock.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
@@ -139,22 +139,4 @@ func silentOnce(t *testing.T, server string) string {
 		}
 	}()
 	return ln.Addr().String()
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
