@@ -105,9 +105,10 @@ func WithAuth(scheme string, cred []byte) SessionOption {
 }
 
 // WithZKOptions passes options such as zk.WithLogger or zk.WithMaxBufferSize
-// to go-zookeeper's Connect. zk.WithEventCallback and zk.WithDialer have no
-// effect (the session installs its own after them): use WithObserver and
-// WithDialer. Default: none.
+// to go-zookeeper's Connect. zk.WithEventCallback, zk.WithDialer and
+// zk.WithHostProvider have no effect (the session installs its own after
+// them): use WithObserver and WithDialer; the session tries the servers in
+// a shuffled order, as go-zookeeper does. Default: none.
 func WithZKOptions(opts ...func(*zk.Conn)) SessionOption {
 	return func(c *sessionConfig) { c.zkOpts = append(c.zkOpts, opts...) }
 }
