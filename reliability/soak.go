@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -192,13 +193,40 @@ func AppendRun(path string, sc *Scenario, r Result) error {
 }
 
 // AppendRecord appends r to the checkpoint file at path as one JSON line,
-// synced to disk before it returns.
+// synced to disk before it returns. It writes the run's timeline paths
+// (Timeline, See) relative to the file's folder, so that a checkpoint names
+// no folder of the machine it ran on and its links hold where it is copied
+// with its histories.
 func AppendRecord(path string, r SoakRecord) error {
+	r.Timeline = relativeTo(path, r.Timeline)
+	see := make([]string, 0, len(r.See))
+	for _, p := range r.See {
+		see = append(see, relativeTo(path, p))
+	}
+	r.See = see
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
 	return appendLine(path, b)
+}
+
+// relativeTo returns the absolute path p relative to the folder of the file
+// at path, in slashes; p itself when it is empty, relative already, or not
+// expressible so.
+func relativeTo(path, p string) string {
+	if p == "" || !filepath.IsAbs(p) {
+		return p
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return p
+	}
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		return p
+	}
+	return filepath.ToSlash(rel)
 }
 
 // appendLine appends one line to the file at path and syncs it.

@@ -220,6 +220,26 @@ func TestAppendRun(t *testing.T) {
 	require.Contains(t, SummaryLine(recs), "acquisitions=23")
 }
 
+// A checkpoint names its runs' timelines relative to its own folder, not by
+// the machine's absolute paths, and the soak's index links them from there.
+func TestAppendRecordRelativeTimelines(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "soak.jsonl")
+	tl := filepath.Join(dir, "histories", "S5", "run-001", TimelineFile)
+	see := []string{tl + "#t=1.000-2.000", "elsewhere.html#final"}
+	r := Result{Name: "S5", Timeline: tl, See: see, Violations: map[string]int{}}
+	require.NoError(t, AppendRecord(path, SoakRecord{Seq: 1, Round: 1, Result: r}))
+	require.Equal(t, tl+"#t=1.000-2.000", see[0], "the caller's result is left as it was")
+	recs, err := ReadRecords(path)
+	require.NoError(t, err)
+	require.Equal(t, "histories/S5/run-001/"+TimelineFile, recs[0].Timeline)
+	require.Equal(t, []string{"histories/S5/run-001/" + TimelineFile + "#t=1.000-2.000", "elsewhere.html#final"}, recs[0].See)
+	require.NoError(t, WriteIndex(dir, "soak", []Result{recs[0].Result}))
+	b, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	require.NoError(t, err)
+	require.Contains(t, string(b), `href="histories/S5/run-001/`+TimelineFile+`"`)
+}
+
 // The summary line names the code the runs ran: one commit when they all
 // ran the same, every one (and "unknown" for runs without) when not.
 func TestSummaryLineCode(t *testing.T) {

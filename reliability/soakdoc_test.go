@@ -3,6 +3,7 @@ package reliability
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -43,5 +44,22 @@ func TestSoakLineNamesTheLibraryCode(t *testing.T) {
 	require.NoError(t, err)
 	for _, c := range strings.Fields(later) {
 		require.Contains(t, doc, c, "commit %s changed the library after the soak on %s: say in docs/reliability-results.md why no decision changed, or soak again", c, code[:12])
+	}
+}
+
+// The checkpoints under docs/soak name their runs' timelines relative to
+// their own folder: no path of the machine a soak ran on.
+func TestSoakCheckpointsNameNoMachinePaths(t *testing.T) {
+	files, err := filepath.Glob("../docs/soak/*.jsonl")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		recs, err := ReadRecords(f)
+		require.NoError(t, err, f)
+		for _, r := range recs {
+			for _, p := range append([]string{r.Timeline}, r.See...) {
+				require.False(t, filepath.IsAbs(p), "%s, run %d (%s): %s", f, r.Seq, r.Name, p)
+			}
+		}
 	}
 }

@@ -146,9 +146,11 @@ func WriteIndex(dir, heading string, rs []Result) error {
 		}
 		link := "—"
 		if r.Timeline != "" {
-			rel, err := filepath.Rel(dir, r.Timeline)
-			if err != nil {
-				rel = r.Timeline
+			rel := r.Timeline // a checkpoint's, relative to dir already
+			if filepath.IsAbs(rel) {
+				if p, err := filepath.Rel(dir, rel); err == nil {
+					rel = p
+				}
 			}
 			link = fmt.Sprintf(`<a href="%s">%s</a>`, esc(filepath.ToSlash(rel)), esc(filepath.ToSlash(rel)))
 		}
