@@ -212,15 +212,20 @@ func CheckResumeTiming(h *History, cfg CheckConfig) []Violation {
 		if f.Fault != FaultPauseClient || f.End == math.MaxInt64 || f.End-f.Start <= int64(cfg.LossLimit) {
 			continue
 		}
-		expired := f.End-f.Start > int64(cfg.Session) // the server ended the session meanwhile
+		expired := f.End-f.Start > int64(cfg.Session) // the server may have ended the session meanwhile
 		for _, a := range h.Acqs {
 			held := a.Start < f.Start && a.End > f.Start
 			// A Lock call in flight across a pause that outlived the
 			// session, whose hold is in the session the client had when
 			// the pause began, can only have succeeded before the pause:
 			// its ok was stamped late, and it is a paused holder too. (A
-			// Lock that went on in a new session after the pause is not.)
-			inFlight := expired && a.Invoke < f.Start && a.Start >= f.Start && a.Session == h.sessionAt(a.Worker, a.Client, f.Start)
+			// Lock that went on in a new session after the pause is not,
+			// nor one whose node was still behind others granted after
+			// SIGCONT: the session can outlive a pause longer than its
+			// timeout, as when a new ZooKeeper leader, elected during
+			// the pause, starts every session's timeout afresh.)
+			inFlight := expired && a.Invoke < f.Start && a.Start >= f.Start && a.Session == h.sessionAt(a.Worker, a.Client, f.Start) &&
+				!h.grantedBehind(a, f.End)
 			if a.Worker != f.Target || !held && !inFlight {
 				continue
 			}
@@ -235,6 +240,19 @@ func CheckResumeTiming(h *History, cfg CheckConfig) []Violation {
 		}
 	}
 	return out
+}
+
+// grantedBehind reports whether another worker's exclusive hold of a's lock
+// with an older node (a smaller token) began after t: a lock grants in node
+// order, so a's own hold began after that one's, not before t. (Were a's hold
+// older, the two would overlap, which C1 judges.)
+func (h *History) grantedBehind(a *Acq, t int64) bool {
+	for _, b := range h.byLock()[a.Lock] {
+		if b.Worker != a.Worker && !b.Read && !a.Read && b.Token < a.Token && b.Start >= t {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckTokens is C3: a hold's token is the czxid of its node and the node's

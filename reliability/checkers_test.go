@@ -262,6 +262,25 @@ func TestC6RejectsLateLossAfterResume(t *testing.T) {
 	h.add(3500, Event{Kind: KindState, Worker: "w1", Client: 1, Session: 0x164, Name: "connected"})
 	h.acq("w1", 1, 0, 3600, 5000, 100).fault(FaultPauseClient, "w1", 100, 3100)
 	require.Empty(t, CheckResumeTiming(Analyze(*h), rc))
+	// ... nor one whose node was behind others still granted after SIGCONT:
+	// its session outlived the pause (a leader elected during it started
+	// the session's timeout afresh) and its Lock waited in the queue (S24,
+	// soak G's run 60).
+	h = &hist{}
+	h.add(0, Event{Kind: KindState, Worker: "w1", Client: 1, Session: 0x164, Name: "connected"})
+	h.acq("w2", 2, 3000, 3150, 3300, 90).acq("w1", 1, 0, 3400, 4500, 100).fault(FaultPauseClient, "w1", 100, 3100)
+	require.Empty(t, CheckResumeTiming(Analyze(*h), rc))
+	// An older node granted after SIGCONT proves nothing if it is the
+	// paused worker's own, or if its hold began before SIGCONT.
+	for _, b := range []struct {
+		w     string
+		start int64
+	}{{"w1", 3150}, {"w2", 3050}} {
+		h = &hist{}
+		h.add(0, Event{Kind: KindState, Worker: "w1", Client: 1, Session: 0x164, Name: "connected"})
+		h.acq(b.w, 2, 50, b.start, b.start+100, 90).acq("w1", 1, 0, 3400, 4500, 100).fault(FaultPauseClient, "w1", 100, 3100)
+		only(t, CheckResumeTiming(Analyze(*h), rc), "C6")
+	}
 	// A pause shorter than the loss limit is survivable: no bound.
 	h = &hist{}
 	h.acq("w1", 1, 0, 10, 0, 100).fault(FaultPauseClient, "w1", 100, 1000)
