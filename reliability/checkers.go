@@ -208,12 +208,16 @@ func CheckResumeTiming(h *History, cfg CheckConfig) []Violation {
 		return nil
 	}
 	var out []Violation
+	locks := h.byLock()
 	for _, f := range h.Faults {
 		if f.Fault != FaultPauseClient || f.End == math.MaxInt64 || f.End-f.Start <= int64(cfg.LossLimit) {
 			continue
 		}
 		expired := f.End-f.Start > int64(cfg.Session) // the server may have ended the session meanwhile
 		for _, a := range h.Acqs {
+			if a.Worker != f.Target {
+				continue
+			}
 			held := a.Start < f.Start && a.End > f.Start
 			// A Lock call in flight across a pause that outlived the
 			// session, whose hold is in the session the client had when
@@ -225,8 +229,8 @@ func CheckResumeTiming(h *History, cfg CheckConfig) []Violation {
 			// timeout, as when a new ZooKeeper leader, elected during
 			// the pause, starts every session's timeout afresh.)
 			inFlight := expired && a.Invoke < f.Start && a.Start >= f.Start && a.Session == h.sessionAt(a.Worker, a.Client, f.Start) &&
-				!h.grantedBehind(a, f.End)
-			if a.Worker != f.Target || !held && !inFlight {
+				!grantedBehind(locks[a.Lock], a, f.End)
+			if !held && !inFlight {
 				continue
 			}
 			if a.End == math.MaxInt64 || a.End > f.End+int64(cfg.Resume) {
@@ -242,13 +246,16 @@ func CheckResumeTiming(h *History, cfg CheckConfig) []Violation {
 	return out
 }
 
-// grantedBehind reports whether another worker's exclusive hold of a's lock
-// with an older node (a smaller token) began after t: a lock grants in node
-// order, so a's own hold began after that one's, not before t. (Were a's hold
-// older, the two would overlap, which C1 judges.)
-func (h *History) grantedBehind(a *Acq, t int64) bool {
-	for _, b := range h.byLock()[a.Lock] {
-		if b.Worker != a.Worker && !b.Read && !a.Read && b.Token < a.Token && b.Start >= t {
+// grantedBehind reports whether, among holds (a's lock's), another worker's
+// exclusive hold with an older node (a smaller token) began after t: a lock
+// grants in node order, so a's own hold began after that one's, not before
+// t. (Were a's hold older, the two would overlap, which C1 judges.)
+func grantedBehind(holds []*Acq, a *Acq, t int64) bool {
+	if a.Read {
+		return false
+	}
+	for _, b := range holds {
+		if b.Worker != a.Worker && !b.Read && b.Token < a.Token && b.Start >= t {
 			return true
 		}
 	}
