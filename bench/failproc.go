@@ -42,6 +42,7 @@ type fevent struct {
 	Why    string `json:"why"`
 	State  string `json:"state"`
 	Server string `json:"server"`
+	Heard  int64  `json:"heard"` // zklock's conn lines: when bytes last came from a server (0: never)
 	Sid    string `json:"sid"`
 	Msg    string `json:"msg"`
 	proc   *leaderProc

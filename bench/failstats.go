@@ -29,6 +29,12 @@ type FailoverEvent struct {
 	// state change its client reported to the next connected one); -1 if
 	// it never was.
 	MovedMs float64 `json:"moved_ms"`
+	// SilentMs is how long the first leader's session went without
+	// hearing from a server: from the last bytes it read before its
+	// connection dropped to its next connected state, what a loss limit
+	// counts; -1 if the connection never dropped or the process does not
+	// say (Curator's), 0 in reports from before it was measured.
+	SilentMs float64 `json:"silent_ms"`
 	// Valid: the first leader's session was on the member the fault hit
 	// (always true for graceful and kill9).
 	Valid bool `json:"valid"`
@@ -44,7 +50,7 @@ type FailoverEvent struct {
 // the leader led at t0 (when the event began) and, if killed, its term
 // ended then (its process can say nothing more).
 func (r *failoverRun) record(kase string, i int, c *lchain, evs []fevent, t0, tEnd int64, killed, valid bool) {
-	e := FailoverEvent{Case: kase, Recipe: c.v.recipe, Loss: lossLabel(c.v.loss, r.cfg.SessionTimeout), Event: i, MovedMs: -1, Valid: valid}
+	e := FailoverEvent{Case: kase, Recipe: c.v.recipe, Loss: lossLabel(c.v.loss, r.cfg.SessionTimeout), Event: i, MovedMs: -1, SilentMs: -1, Valid: valid}
 	var mine []fevent
 	for _, ev := range evs {
 		if ev.ID == c.leader.id || ev.ID == c.waiter.id {
@@ -71,7 +77,7 @@ func (r *failoverRun) record(kase string, i int, c *lchain, evs []fevent, t0, tE
 			cur = t
 		}
 	}
-	var down int64 = -1
+	var down, heard int64 = -1, 0
 	for _, ev := range mine {
 		advance(ev.T)
 		switch ev.Ev {
@@ -97,15 +103,21 @@ func (r *failoverRun) record(kase string, i int, c *lchain, evs []fevent, t0, tE
 			}
 			switch {
 			case down < 0 && !connectedState(ev.State):
-				down = ev.T
+				down, heard = ev.T, ev.Heard
 			case down >= 0 && connectedState(ev.State):
 				e.MovedMs = ms64(ev.T - down)
+				if heard > 0 {
+					e.SilentMs = ms64(ev.T - heard)
+				}
 			}
 		}
 	}
 	advance(tEnd)
 	if down >= 0 && e.MovedMs < 0 { // never back within the event
 		e.MovedMs = ms64(tEnd - down)
+		if heard > 0 {
+			e.SilentMs = ms64(tEnd - heard)
+		}
 	}
 	e.GapMs, e.Overlap = ms64(gap), ms64(overlap)
 	r.rep.Events = append(r.rep.Events, e)
@@ -121,6 +133,7 @@ type failSummary struct {
 	Case, Recipe, Loss string
 	Gaps, Changes      []float64 // of the valid events
 	Moved              []float64 // of the valid events whose leader's connection dropped
+	Silent             []float64 // of those whose process said when it last heard a server
 	Events, Invalid    int
 	Unsettled          int
 	MaxOverlap         float64
@@ -151,6 +164,9 @@ func (f *FailoverReport) summaries() []*failSummary {
 		}
 		s.Gaps = append(s.Gaps, e.GapMs)
 		s.Changes = append(s.Changes, float64(e.Changes))
+		if e.SilentMs > 0 {
+			s.Silent = append(s.Silent, e.SilentMs)
+		}
 		if e.MovedMs >= 0 {
 			s.Moved = append(s.Moved, e.MovedMs)
 		}

@@ -14,6 +14,7 @@ func TestFailoverRecord(t *testing.T) {
 	ev := func(kind, id string, at float64, state string) fevent {
 		return fevent{Ev: kind, ID: id, T: ms(at), State: state}
 	}
+	heard := func(e fevent, at float64) fevent { e.Heard = ms(at); return e }
 	for _, tc := range []struct {
 		name     string
 		kase     string
@@ -24,20 +25,25 @@ func TestFailoverRecord(t *testing.T) {
 		overlap  float64
 		moved    float64
 		endAtEnd float64
+		silent   float64
 	}{
 		{"graceful: the leader's end to the next one's start", caseGraceful, false,
-			[]fevent{ev("end", "a", 10, ""), ev("start", "b", 13, ""), ev("left", "a", 14, "")}, 3, 1, 0, -1, 100},
+			[]fevent{ev("end", "a", 10, ""), ev("start", "b", 13, ""), ev("left", "a", 14, "")}, 3, 1, 0, -1, 100, -1},
 		{"kill9: the kill to the next one's start", caseKill9, true,
-			[]fevent{ev("start", "b", 900, "")}, 900, 1, 0, -1, 1000},
+			[]fevent{ev("start", "b", 900, "")}, 900, 1, 0, -1, 1000, -1},
 		{"follower-restart within the loss limit: no change", caseFollower, false,
-			[]fevent{ev("conn", "a", 1, "suspended"), ev("conn", "a", 20, "connected")}, 0, 0, 0, 19, 500},
+			[]fevent{ev("conn", "a", 1, "suspended"), ev("conn", "a", 20, "connected")}, 0, 0, 0, 19, 500, -1},
+		{"follower-restart: silent from the last bytes heard to the next connection", caseFollower, false,
+			[]fevent{heard(ev("conn", "a", 400, "suspended"), 50), ev("conn", "a", 411, "connected")}, 0, 0, 0, 11, 500, 361},
+		{"follower-restart: lost past the loss limit, counted from the last bytes heard", caseFollower, false,
+			[]fevent{heard(ev("conn", "a", 660, "suspended"), 2), ev("end", "a", 668, ""), ev("start", "b", 680, ""), ev("conn", "a", 671, "connected")}, 12, 1, 0, 11, 700, 669},
 		{"a flap: lost, then led again after the waiter", caseLeaderKill, false,
 			[]fevent{ev("conn", "a", 1, "SUSPENDED"), ev("end", "a", 5, ""), ev("start", "b", 30, ""), ev("conn", "a", 40, "RECONNECTED"),
-				ev("end", "b", 50, ""), ev("start", "a", 52, "")}, 27, 2, 0, 39, 500},
+				ev("end", "b", 50, ""), ev("start", "a", 52, "")}, 27, 2, 0, 39, 500, -1},
 		{"two leaders at once", caseFollower, false,
-			[]fevent{ev("start", "b", 3, ""), ev("end", "a", 5, "")}, 0, 1, 2, -1, 100},
+			[]fevent{ev("start", "b", 3, ""), ev("end", "a", 5, "")}, 0, 1, 2, -1, 100, -1},
 		{"never back: no leader until the event's end", caseLeaderKill, false,
-			[]fevent{ev("conn", "a", 10, "suspended"), ev("end", "a", 10, "")}, 90, 0, 0, 90, 100},
+			[]fevent{heard(ev("conn", "a", 10, "suspended"), 5), ev("end", "a", 10, "")}, 90, 0, 0, 90, 100, 95},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &failoverRun{cfg: FailoverConfig{SessionTimeout: time.Second}, rep: &FailoverReport{}}
@@ -49,6 +55,7 @@ func TestFailoverRecord(t *testing.T) {
 			require.Equal(t, tc.changes, e.Changes)
 			require.InDelta(t, tc.overlap, e.Overlap, 1e-6)
 			require.InDelta(t, tc.moved, e.MovedMs, 1e-6)
+			require.InDelta(t, tc.silent, e.SilentMs, 1e-6)
 			require.Equal(t, "0ms", e.Loss)
 		})
 	}
@@ -63,6 +70,12 @@ func TestFailoverGoals(t *testing.T) {
 			out = append(out, FailoverEvent{Case: kase, Recipe: recipe, Loss: loss, Event: i, GapMs: g, Changes: changes[i%len(changes)], MovedMs: moved, Valid: true})
 		}
 		return out
+	}
+	silent := func(evs []FailoverEvent, ms float64) []FailoverEvent {
+		for i := range evs {
+			evs[i].SilentMs = ms
+		}
+		return evs
 	}
 	rep := func(evs ...[]FailoverEvent) *FailoverReport {
 		f := &FailoverReport{SessionTimeout: time.Second, Tick: 100 * time.Millisecond, LossLimits: []string{"0", "default"}}
@@ -107,6 +120,13 @@ func TestFailoverGoals(t *testing.T) {
 			rep(events(caseFollower, recipeZklockLatch, "666ms", n(0, 30), []int{0, 0, 1}, 20))},
 		{"follower-restart: never moved within the loss limit", "failover follower-restart zklock-latch loss=666ms", Unresolved,
 			rep(events(caseFollower, recipeZklockLatch, "666ms", n(0, 30), []int{1}, 900))},
+		{"follower-restart: moved at once, but silent past the loss limit", "failover follower-restart zklock-latch loss=666ms", Unresolved,
+			rep(silent(events(caseFollower, recipeZklockLatch, "666ms", n(0, 30), []int{1}, 11), 670))},
+		{"follower-restart: a change within the loss limit, silence counted", "failover follower-restart zklock-latch loss=666ms", NotMet,
+			rep(silent(events(caseFollower, recipeZklockLatch, "666ms", n(0, 30), []int{0, 1}, 11), 400))},
+		{"follower-restart: the changes were all silent past the limit", "failover follower-restart zklock-latch loss=666ms", Met,
+			rep(silent(events(caseFollower, recipeZklockLatch, "666ms", n(0, 20), []int{0}, 11), 300),
+				silent(events(caseFollower, recipeZklockLatch, "666ms", n(0, 2), []int{1}, 11), 668))},
 		{"leader-kill: no more changes than Curator", "failover leader-kill zklock-latch loss=666ms", Met,
 			rep(events(caseLeaderKill, recipeZklockLatch, "666ms", n(500, 30), []int{1}, 900), events(caseLeaderKill, recipeCuratorLatch, "", n(600, 30), []int{1}, 900))},
 		{"leader-kill: more changes than Curator", "failover leader-kill zklock-latch loss=666ms", NotMet,

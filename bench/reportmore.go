@@ -47,15 +47,15 @@ func (r *Report) failoverHTML(b *strings.Builder) {
 	}
 	b.WriteString("<h2 id=\"failover\">Time without a leader</h2>\n")
 	fmt.Fprintf(b, "<p>A 3-member ensemble (tick %v), every leader's session timeout %v; zklock's loss limits %s (graceful and kill9 at the first), Curator at its default connection-state error policy (standard). "+
-		"Per event, the time with no live term from the event on, and the terms started (changes of leader); moved: how long the first leader's connection was down. "+
+		"Per event, the time with no live term from the event on, and the terms started (changes of leader); moved: how long the first leader's connection was down; silent: how long its session had not heard a server then (what a loss limit counts; zklock's only). "+
 		"Timestamps: CLOCK_MONOTONIC read in each process (Java's System.nanoTime reads it), checked against the driver's at each process start.</p>\n",
 		f.Tick, f.SessionTimeout, esc(strings.Join(lossLabels(f), ", ")))
-	b.WriteString("<table>\n<tr><th class=\"name\">case</th><th class=\"name\">recipe</th><th>loss</th><th>events</th><th>median [95% interval] ms</th><th>p50</th><th>p99</th><th>changes/event</th><th>max</th><th>moved p50</th><th>overlap</th></tr>\n")
+	b.WriteString("<table>\n<tr><th class=\"name\">case</th><th class=\"name\">recipe</th><th>loss</th><th>events</th><th>median [95% interval] ms</th><th>p50</th><th>p99</th><th>changes/event</th><th>max</th><th>moved p50</th><th>silent p50</th><th>overlap</th></tr>\n")
 	for _, s := range f.summaries() {
 		iv := medianInterval(s.Gaps)
-		fmt.Fprintf(b, "<tr><td class=\"name\">%s</td><td class=\"name\">%s</td><td>%s</td><td>%d</td><td>%.2f <small>[%s, %s]</small></td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.0f</td><td>%s</td><td>%.2f</td></tr>\n",
+		fmt.Fprintf(b, "<tr><td class=\"name\">%s</td><td class=\"name\">%s</td><td>%s</td><td>%d</td><td>%.2f <small>[%s, %s]</small></td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.0f</td><td>%s</td><td>%s</td><td>%.2f</td></tr>\n",
 			esc(s.Case), esc(s.Recipe), esc(dash(s.Loss)), len(s.Gaps), iv.X, bound(iv.Lo), bound(iv.Hi), percentile(s.Gaps, 50), percentile(s.Gaps, 99),
-			mean(s.Changes), percentile(s.Changes, 100), num(percentile(s.Moved, 50), len(s.Moved) > 0, "%.0f"), s.MaxOverlap)
+			mean(s.Changes), percentile(s.Changes, 100), pct(s.Moved, 50), pct(s.Silent, 50), s.MaxOverlap)
 	}
 	b.WriteString("</table>\n<div class=\"charts\">\n")
 	for _, c := range failoverCases {

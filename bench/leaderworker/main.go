@@ -17,7 +17,8 @@
 // is a comma-separated list tried in that order (never shuffled); LOSS is
 // the session's loss limit in milliseconds or "default". Events:
 // {"ev":"session","id","sid","server","t"} once connected,
-// {"ev":"conn","id","state","server","t"} on every state change,
+// {"ev":"conn","id","state","server","heard","t"} on every state change
+// (heard: when bytes last arrived from a server, 0 if never),
 // {"ev":"start","id","t"} and {"ev":"end","id","t","why"} for each term,
 // {"ev":"left"|"closed","id"}, {"ev":"error","id","msg"}. Every t is
 // CLOCK_MONOTONIC in nanoseconds, which all processes of a Linux machine

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -31,10 +32,10 @@ func session(id string, c joinConfig) (*zklock.Session, error) {
 			if ev.Kind != zklock.EventState {
 				return
 			}
-			t := mono()
+			t, heard := mono(), d.heard.Load()
 			go func() { // the observer must not block
 				ready.Wait()
-				event("conn", id, t, "state", ev.State.String(), "server", d.last())
+				event("conn", id, t, "state", ev.State.String(), "server", d.last(), "heard", heard)
 			}()
 		}),
 	}
@@ -194,12 +195,16 @@ func joinLatch(id string, c joinConfig) (participant, error) {
 // go-zookeeper shuffled (a zk.WithHostProvider has no effect on it), one
 // dial per server it moves to; this dialer dials the given list's servers
 // in turn instead, so the session starts on the first and then moves on as
-// it would.
+// it would. It also notes when a server was last heard from: the arrival
+// of the latest bytes on any of its connections (CLOCK_MONOTONIC), within
+// a round trip of the session's own reckoning, which counts from when the
+// answered request was sent.
 type orderedDialer struct {
 	mu      sync.Mutex
 	servers []string
 	next    int    // index of the server the next dial goes to
 	dialled string // the server dialled last
+	heard   atomic.Int64
 }
 
 func (d *orderedDialer) dial(network, _ string, timeout time.Duration) (net.Conn, error) {
@@ -208,7 +213,25 @@ func (d *orderedDialer) dial(network, _ string, timeout time.Duration) (net.Conn
 	d.next = (d.next + 1) % len(d.servers)
 	d.dialled = addr
 	d.mu.Unlock()
-	return net.DialTimeout(network, addr, timeout)
+	c, err := net.DialTimeout(network, addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return heardConn{c, &d.heard}, nil
+}
+
+// heardConn stamps heard whenever bytes arrive.
+type heardConn struct {
+	net.Conn
+	heard *atomic.Int64
+}
+
+func (c heardConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.heard.Store(mono())
+	}
+	return n, err
 }
 
 // last returns the server dialled last.
