@@ -133,10 +133,7 @@ func diffGoal(name string, a, b []float64, stat func(a, b []float64) float64, li
 }
 
 // noChangeGoal: at follower-restart, no event whose leader's session was
-// served again within the loss limit changed the leader. The limit counts
-// from when a server was last heard from, so an event counts by the
-// session's silence when its process measured it, else by how long the
-// connection was down (docs/benchmarks.md says why they differ).
+// served again within the loss limit (as downMs counts) changed the leader.
 func (f *FailoverReport) noChangeGoal(rc, label string, s *failSummary) goalResult {
 	limit := f.lossMs(label)
 	within, changed, late := 0, 0, 0
@@ -145,11 +142,7 @@ func (f *FailoverReport) noChangeGoal(rc, label string, s *failSummary) goalResu
 		if e.Case != caseFollower || e.Recipe != rc || e.Loss != label || !e.Valid || e.MovedMs < 0 {
 			continue
 		}
-		down := e.MovedMs
-		if e.SilentMs > 0 {
-			down = e.SilentMs
-		}
-		if down >= limit {
+		if e.downMs() >= limit {
 			if e.MovedMs < limit {
 				late++
 			}

@@ -77,7 +77,7 @@ func (r *failoverRun) record(kase string, i int, c *lchain, evs []fevent, t0, tE
 			cur = t
 		}
 	}
-	var down, heard int64 = -1, 0
+	var down, heard, back int64 = -1, 0, -1 // the leader's connection: dropped, last heard, back
 	for _, ev := range mine {
 		advance(ev.T)
 		switch ev.Ev {
@@ -98,29 +98,39 @@ func (r *failoverRun) record(kase string, i int, c *lchain, evs []fevent, t0, tE
 				e.Why = ev.Why
 			}
 		case "conn":
-			if !faultCase(kase) || ev.ID != c.leader.id || ev.T < t0 || e.MovedMs >= 0 {
+			if !faultCase(kase) || ev.ID != c.leader.id || ev.T < t0 || back >= 0 {
 				continue
 			}
 			switch {
 			case down < 0 && !connectedState(ev.State):
 				down, heard = ev.T, ev.Heard
 			case down >= 0 && connectedState(ev.State):
-				e.MovedMs = ms64(ev.T - down)
-				if heard > 0 {
-					e.SilentMs = ms64(ev.T - heard)
-				}
+				back = ev.T
 			}
 		}
 	}
 	advance(tEnd)
-	if down >= 0 && e.MovedMs < 0 { // never back within the event
-		e.MovedMs = ms64(tEnd - down)
+	if down >= 0 {
+		if back < 0 { // never back within the event
+			back = tEnd
+		}
+		e.MovedMs = ms64(back - down)
 		if heard > 0 {
-			e.SilentMs = ms64(tEnd - heard)
+			e.SilentMs = ms64(back - heard)
 		}
 	}
 	e.GapMs, e.Overlap = ms64(gap), ms64(overlap)
 	r.rep.Events = append(r.rep.Events, e)
+}
+
+// downMs is how long the event kept the first leader's session from a
+// server, as a loss limit counts it: its silence where its process measured
+// that, else how long its connection was down; -1 if it never dropped.
+func (e FailoverEvent) downMs() float64 {
+	if e.SilentMs > 0 {
+		return e.SilentMs
+	}
+	return e.MovedMs
 }
 
 // faultCase: the cases that hit a ZooKeeper member.
