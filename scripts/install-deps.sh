@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs what zklock's tests need, only if something is missing:
 #   zookeeper               ZooKeeper 3.8 server jars (zktest starts them)
+#   ZooKeeper 3.9, Curator 5.7 and kazoo 2.11 from Debian's newer suites, unpacked
+#                           into a cache directory beside the system's packages by
+#                           scripts/fetch-newer.sh (zktest runs 3.9 by default)
 #   default-jdk-headless    java and javac, unless both are already on PATH
 #   libcurator-recipes-java Apache Curator, for wire-compatibility tests
 #   python3-kazoo           kazoo, for wire-compatibility tests
@@ -43,9 +46,10 @@ for d in /usr/lib/postgresql/*/bin; do
 done
 [ -n "$have_pg" ] || missing+=(postgresql)
 
+newer="$(dirname "$0")/fetch-newer.sh"
 if [ ${#missing[@]} -eq 0 ]; then
 	echo "install-deps: ZooKeeper, Java, Curator, kazoo, PostgreSQL, chromium and a C compiler are already installed"
-	exit 0
+	exec "$newer"
 fi
 
 if [ ! -r /etc/debian_version ] || ! command -v apt-get >/dev/null 2>&1; then
@@ -74,3 +78,4 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update
 "${sudo[@]}" apt-get install -y "${missing[@]}"
+"$newer"

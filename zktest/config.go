@@ -21,8 +21,8 @@ const (
 	mainClass          = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 )
 
-// envClasspath, when set, replaces the Debian jar as the server classpath
-// (for a ZooKeeper 3.6+ tarball: "/opt/zookeeper/lib/*").
+// envClasspath, when set, replaces the release EnvVersion selects as the
+// server classpath (for a ZooKeeper 3.6+ tarball: "/opt/zookeeper/lib/*").
 const envClasspath = "ZKTEST_CLASSPATH"
 
 // javaSetup is what the local backend needs from the machine.
@@ -47,10 +47,13 @@ func findJava() (javaSetup, error) {
 	s.java = p
 	s.classpath = os.Getenv(envClasspath)
 	if s.classpath == "" {
-		if _, err := os.Stat(debianZooKeeperJar); err != nil {
-			return s, fmt.Errorf("zktest: ZooKeeper server not found (%v); %s, or set %s", err, hint, envClasspath)
+		v, err := SelectedVersion()
+		if err != nil {
+			return s, err
 		}
-		s.classpath = debianZooKeeperJar
+		if s.classpath, err = releaseFor(v).classpath(); err != nil {
+			return s, err
+		}
 	}
 	if _, err := os.Stat(debianSLF4JSimple); err == nil {
 		s.slf4j = debianSLF4JSimple

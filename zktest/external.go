@@ -33,5 +33,6 @@ func startExternal(t testing.TB, cfg config, list string) *Cluster {
 	if err := c.WaitServing(ctx); err != nil {
 		t.Fatalf("zktest: %s=%s: %v", EnvServers, list, err)
 	}
+	c.logVersion(t)
 	return c
 }

@@ -63,6 +63,7 @@ func startLocal(t testing.TB, cfg config) *Cluster {
 			for _, m := range lb.members {
 				c.dirs = append(c.dirs, m.dir)
 			}
+			c.logVersion(t)
 			return c
 		}
 		if !errors.Is(err, errPortClash) || attempt == 3 {

@@ -1,0 +1,85 @@
+package zktest
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSelectedVersion(t *testing.T) {
+	for _, tc := range []struct {
+		env, want, err string
+	}{
+		{"", "3.9", ""},
+		{"3.9", "3.9", ""},
+		{"3.8", "3.8", ""},
+		{" 3.8 ", "3.8", ""},
+		{"3.7", "", `ZKTEST_ZK_VERSION="3.7": want one of 3.9, 3.8`},
+		{"3.9.6", "", "want one of"},
+		{"latest", "", "want one of"},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			t.Setenv(EnvVersion, tc.env)
+			v, err := SelectedVersion()
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, v)
+		})
+	}
+}
+
+func TestUnknownVersionFailsFindJava(t *testing.T) {
+	t.Setenv(envClasspath, "")
+	t.Setenv(EnvVersion, "4.0")
+	_, err := findJava()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "want one of 3.9, 3.8")
+}
+
+// The 3.9 class path puts the 3.9 jute jar before the server jar: the
+// server jar's manifest names bookworm's 3.8 jute jar, searched right
+// after it.
+func TestReleaseClasspathOrder(t *testing.T) {
+	t.Setenv(EnvCache, "/c")
+	jars := releaseFor("3.9").jars
+	require.Len(t, jars, 2)
+	assert.Equal(t, "/c/zookeeper-3.9/usr/share/java/zookeeper-jute.jar", jars[0])
+	assert.Equal(t, "/c/zookeeper-3.9/usr/share/java/zookeeper.jar", jars[1])
+	_, err := releaseFor("3.9").classpath()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ZooKeeper 3.9 not found")
+	assert.Contains(t, err.Error(), "ZKTEST_ZK_VERSION=3.8")
+}
+
+func TestParseVersion(t *testing.T) {
+	v, err := parseVersion("Zookeeper version: 3.9.6-${mvngit.commit.id}, built on 2026-10-16 16:58 UTC\nMode: standalone\n")
+	require.NoError(t, err)
+	assert.Equal(t, "3.9.6", v)
+	v, err = parseVersion("Zookeeper version: 3.8.0-debian, built on 2024-06-16\n")
+	require.NoError(t, err)
+	assert.Equal(t, "3.8.0", v)
+	_, err = parseVersion("srvr is not executed because it is not in the whitelist.\n")
+	assert.ErrorContains(t, err, "no version in the srvr answer")
+}
+
+// The server a test gets is the release ZKTEST_ZK_VERSION selects (3.9
+// when unset), as the server itself reports it.
+func TestIntegration_ServerVersion(t *testing.T) {
+	if os.Getenv(envClasspath) != "" || os.Getenv(EnvServers) != "" {
+		t.Skipf("zktest: %s or %s chooses the server, not %s", envClasspath, EnvServers, EnvVersion)
+	}
+	want, err := SelectedVersion()
+	require.NoError(t, err)
+	c := Start(t)
+	got, err := c.ServerVersion(0)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(got, want+"."), "server reports %s, want %s.x", got, want)
+	t.Logf("ZooKeeper %s", got)
+}
