@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +101,46 @@ func (c *Cluster) ServerVersion(i int) (string, error) {
 		return "", err
 	}
 	return parseVersion(out)
+}
+
+// ExistsNeedsRead reports whether a server of the given version ("3.9.6")
+// answers exists on a node without READ permission with NoAuth, as
+// ZooKeeper does since 3.8.4 and 3.9.2 (ZOOKEEPER-2590); older servers
+// answered it for anyone.
+func ExistsNeedsRead(version string) bool {
+	switch {
+	case AtLeast(version, "3.9.2"):
+		return true
+	case AtLeast(version, "3.9.0"):
+		return false
+	default:
+		return AtLeast(version, "3.8.4")
+	}
+}
+
+// AtLeast reports whether the dotted release version is floor or later
+// ("3.9.6" is at least "3.9.2"; "3.10.0" at least "3.9.9"). Parts that are
+// not numbers count as 0.
+func AtLeast(version, floor string) bool {
+	a, b := strings.Split(version, "."), strings.Split(floor, ".")
+	for i := range max(len(a), len(b)) {
+		x, y := part(a, i), part(b, i)
+		if x != y {
+			return x > y
+		}
+	}
+	return true
+}
+
+func part(parts []string, i int) int {
+	if i >= len(parts) {
+		return 0
+	}
+	n, err := strconv.Atoi(parts[i])
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // logVersion logs the release the cluster runs, so that a failing test

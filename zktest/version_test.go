@@ -83,3 +83,14 @@ func TestIntegration_ServerVersion(t *testing.T) {
 	assert.True(t, strings.HasPrefix(got, want+"."), "server reports %s, want %s.x", got, want)
 	t.Logf("ZooKeeper %s", got)
 }
+
+func TestExistsNeedsRead(t *testing.T) {
+	for v, want := range map[string]bool{
+		"3.8.0": false, "3.8.3": false, "3.8.4": true, "3.8.6": true,
+		"3.9.0": false, "3.9.1": false, "3.9.2": true, "3.9.6": true, "3.10.0": true,
+	} {
+		assert.Equal(t, want, ExistsNeedsRead(v), v)
+	}
+	assert.True(t, AtLeast("3.10.0", "3.9.9"))
+	assert.False(t, AtLeast("3.9", "3.9.1"))
+}
