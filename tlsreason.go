@@ -29,7 +29,7 @@ var (
 
 // tlsReason is a TLS failure with the reason it is reported as.
 type tlsReason struct {
-	reason error // one of the ErrTLS reasons
+	reason error  // one of the ErrTLS reasons
 	detail string // what we know beyond the reason, or ""
 	err    error  // as crypto/tls said it
 }
