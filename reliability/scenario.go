@@ -64,9 +64,12 @@ type Scenario struct {
 
 // Result is one scenario's row of the report.
 type Result struct {
-	Name         string         `json:"name"`
-	Title        string         `json:"title"`
-	Negative     string         `json:"negative,omitempty"`
+	Name     string `json:"name"`
+	Title    string `json:"title"`
+	Negative string `json:"negative,omitempty"`
+	// ZooKeeper is the release the run's servers reported ("3.9.6";
+	// "unknown" when they did not answer; empty in older records).
+	ZooKeeper    string         `json:"zookeeper,omitempty"`
 	Seconds      float64        `json:"seconds"`
 	Acquisitions int            `json:"acquisitions"`
 	Faults       int            `json:"faults"`
@@ -131,6 +134,7 @@ func Run(t testing.TB, sc *Scenario) Result {
 	if sc.Nemesis != nil {
 		c.RequireFaults(t)
 	}
+	res.ZooKeeper = serverRelease(c)
 	dir := t.TempDir()
 	nem, err := CreateLog(filepath.Join(dir, "nemesis.jsonl"))
 	if err != nil {
