@@ -103,6 +103,9 @@ func judge(t *testing.T, name string, sc *Scenario, r Result) {
 	if len(r.Errors) > 0 && sc.Negative == "" {
 		t.Errorf("%s: %v", name, r.Errors)
 	}
+	if r.ZooKeeper == "" || r.ZooKeeper == "unknown" {
+		t.Errorf("%s: the servers did not say their release (srvr)", name)
+	}
 	if sc.Negative == "" && sc.InProcess == nil && r.Acquisitions == 0 {
 		t.Errorf("%s: no acquisitions", name)
 	}
