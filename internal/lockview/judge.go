@@ -175,7 +175,7 @@ func (v *View) nodesLocked(d *dir, cp string) (nodes []Node, kazoo bool, others,
 	for i, p := range ps {
 		n := Node{Name: p.Node, Path: p.Path, Kind: p.Kind, Sequence: p.Sequence, Holds: p.Holds, Waits: p.Waits}
 		if st := d.nodes[p.Node]; st != nil {
-			n.sid, n.Session, n.ID, n.Token, n.Ctime = st.sid, sessionHex(st.sid), dataText(st.data), st.czxid, st.ctime
+			n.sid, n.Session, n.ID, n.Size, n.Cut, n.Token, n.Ctime = st.sid, sessionHex(st.sid), st.id, st.size, st.cut, st.czxid, st.ctime
 		} else {
 			n.Unread = true
 			unread++

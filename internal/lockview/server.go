@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -25,25 +26,58 @@ import (
 //go:embed assets
 var assets embed.FS
 
+// ServerConfig is what a Server serves, to whom, and how many streams.
+type ServerConfig struct {
+	// AllowRevoke adds the revocation button and its route.
+	AllowRevoke bool
+	// AllowedHosts are the Host header values served: "name" (any port)
+	// or "name:port" (IPv6 in brackets). Empty: localhost, 127.0.0.1 and
+	// [::1], any port. A request with another Host gets 403 on every
+	// route, before routing (DNS rebinding).
+	AllowedHosts []string
+	// AuthToken, if not empty, is required of every request but the
+	// login form's: as "Authorization: Bearer TOKEN" or as the cookie the
+	// login form sets.
+	AuthToken string
+	// MaxStreams bounds the event streams open at once (default 32); one
+	// more gets 503 with Retry-After.
+	MaxStreams int
+}
+
 // Server is the HTTP face of a View: the overview at /, a lock's page at
 // /lock/<path>, their JSON at /api/locks and /api/locks/<path>, their
 // live updates at /events (server-sent events), and, with revocation
-// allowed, /revoke. Everything it serves is embedded.
+// allowed, /revoke. Everything it serves is embedded. It checks the Host,
+// the token and the origin of unsafe requests itself; timeouts are the
+// http.Server's (the event stream lifts its own read deadline).
 type Server struct {
-	v           *View
+	v        *View
+	cfg      ServerConfig
+	hosts    []hostRule
+	cookie   string        // the login cookie's value, when a token is required
+	streams  chan struct{} // a slot per open event stream
+	token    string        // the revoke form's, against cross-site posts
+	tmpl     *template.Template
+	mux      *http.ServeMux
+	handler  http.Handler // mux behind the cross-origin check
+	quit     chan struct{}
+	quitOnce sync.Once
+
 	allowRevoke bool
-	token       string // the revoke form's, against cross-site posts
-	tmpl        *template.Template
-	mux         *http.ServeMux
-	quit        chan struct{}
-	quitOnce    sync.Once
 }
 
-// NewServer serves v; allowRevoke adds the revocation button.
-func NewServer(v *View, allowRevoke bool) *Server {
+// NewServer serves v as cfg says.
+func NewServer(v *View, cfg ServerConfig) *Server {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	s := &Server{v: v, allowRevoke: allowRevoke, token: hex.EncodeToString(b[:]), mux: http.NewServeMux(), quit: make(chan struct{})}
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = 32
+	}
+	s := &Server{v: v, cfg: cfg, allowRevoke: cfg.AllowRevoke, hosts: hostRules(cfg.AllowedHosts), streams: make(chan struct{}, cfg.MaxStreams),
+		token: hex.EncodeToString(b[:]), mux: http.NewServeMux(), quit: make(chan struct{})}
+	if cfg.AuthToken != "" {
+		s.cookie = s.cookieValue()
+	}
 	s.tmpl = template.Must(template.New("").Funcs(template.FuncMap{
 		"rfc":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"clock":   func(t time.Time) string { return t.Local().Format("15:04:05") },
@@ -53,6 +87,8 @@ func NewServer(v *View, allowRevoke bool) *Server {
 		"join":    strings.Join,
 		"short":   shortName,
 		"inc":     func(i int) int { return i + 1 },
+		"maxID":   func() int { return MaxIDBytes },
+		"bytes":   byteSize,
 	}).ParseFS(assets, "assets/pages.html"))
 	static, _ := fs.Sub(assets, "assets")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
@@ -63,14 +99,28 @@ func NewServer(v *View, allowRevoke bool) *Server {
 	s.mux.HandleFunc("GET /events", s.events)
 	s.mux.HandleFunc("GET /revoke", s.confirmRevoke)
 	s.mux.HandleFunc("POST /revoke", s.revoke)
+	s.mux.HandleFunc("GET /login", s.loginForm)
+	s.mux.HandleFunc("POST /login", s.login)
+	s.handler = http.NewCrossOriginProtection().Handler(s.mux)
 	return s
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler: a foreign Host gets 403, a request
+// without the token (when one is required) 401 or the login form, a
+// cross-origin unsafe request 403; then the routes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
-	s.mux.ServeHTTP(w, r)
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	if !s.hostAllowed(r) {
+		http.Error(w, "403 forbidden: this server does not answer to the Host "+strconv.Quote(r.Host)+" (zklock ui --allowed-hosts)", http.StatusForbidden)
+		return
+	}
+	if !s.authorized(r) && r.URL.Path != "/login" && !strings.HasPrefix(r.URL.Path, "/static/") {
+		s.unauthorized(w, r)
+		return
+	}
+	s.handler.ServeHTTP(w, r)
 }
 
 // Close ends the event streams, so that an http.Server can shut down.
@@ -90,6 +140,7 @@ type page struct {
 	Lock           Lock
 	Node           Node
 	Message, Token string
+	Next           string // the login form's page to go to
 }
 
 func (s *Server) base(title string) page {
@@ -192,11 +243,31 @@ func (s *Server) apiLock(w http.ResponseWriter, r *http.Request) {
 // lock=PATH) as server-sent events named "update", each the HTML of the
 // part: one at once, then one after each change the view's watches see
 // (at most one each 200ms), until the client goes or the server closes.
+//
+// At most MaxStreams are open at once; one more gets 503 with Retry-After
+// (the page's EventSource retries by itself). A stream has no read
+// deadline; each write has one of streamWriteTimeout, so a client that
+// stops reading is dropped.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		http.Error(w, "streaming is not supported", http.StatusInternalServerError)
+	select {
+	case s.streams <- struct{}{}:
+		defer func() { <-s.streams }()
+	default:
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, fmt.Sprintf("503 too many live pages: this server streams to at most %d at once (zklock ui --max-streams)", s.cfg.MaxStreams),
+			http.StatusServiceUnavailable)
 		return
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{}) // the server's ReadTimeout would end the stream
+	send := func(write func() error) error {
+		if err := rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return err
+		}
+		if err := write(); err != nil {
+			return err
+		}
+		return rc.Flush()
 	}
 	q := r.URL.Query()
 	render := func(b *bytes.Buffer) error {
@@ -217,19 +288,17 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		if err := render(&b); err != nil {
 			return
 		}
-		if err := writeEvent(w, "update", b.Bytes()); err != nil {
+		if send(func() error { return writeEvent(w, "update", b.Bytes()) }) != nil {
 			return
 		}
-		fl.Flush()
 		for waiting := true; waiting; {
 			select {
 			case <-changed:
 				waiting = false
 			case <-keepalive.C:
-				if _, err := w.Write([]byte(": keepalive\n\n")); err != nil {
+				if send(func() error { _, err := w.Write([]byte(": keepalive\n\n")); return err }) != nil {
 					return
 				}
-				fl.Flush()
 			case <-r.Context().Done():
 				return
 			case <-s.quit:
@@ -245,6 +314,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 }
+
+// streamWriteTimeout bounds each write of an event stream.
+const streamWriteTimeout = 30 * time.Second
 
 // writeEvent writes one server-sent event; each line of data is a data
 // field (the client joins them with newlines).
@@ -372,4 +444,15 @@ func shortName(n string) string {
 		return n[:11] + "…" + n[len(m)-1:]
 	}
 	return n
+}
+
+// byteSize is a data length as the page shows it: 1.0 MB, 12 kB, 300 B.
+func byteSize(n int32) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1_000:
+		return fmt.Sprintf("%.0f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
 }

@@ -59,6 +59,7 @@ type View struct {
 	pending   int  // directories not yet listed once
 	ready     chan struct{}
 	isReady   bool
+	reads     chan struct{}        // a slot per lock node read in flight, view-wide
 	revokes   map[string]time.Time // node znode paths this server asked to release
 	vanished  map[int64][]gone     // recent holder and waiter departures, by session
 }
@@ -76,9 +77,12 @@ type dir struct {
 	problem  string
 }
 
-// nodeStat is what a lock node's read gave.
+// nodeStat is what a lock node's read gave: its id (the data's first
+// MaxIDBytes), not its data.
 type nodeStat struct {
-	data  []byte
+	id    string
+	size  int32
+	cut   bool
 	ctime time.Time
 	czxid int64
 	sid   int64
@@ -115,7 +119,7 @@ func New(s *zklock.Session, cfg Config) (*View, error) {
 		s: s, cfg: cfg, root: s.FullPath(cfg.Root), log: cfg.Logger,
 		dirs: map[string]*dir{}, locks: map[string]*lockState{},
 		changed: make(chan struct{}), connCh: make(chan struct{}), ready: make(chan struct{}),
-		revokes: map[string]time.Time{}, vanished: map[int64][]gone{},
+		revokes: map[string]time.Time{}, vanished: map[int64][]gone{}, reads: make(chan struct{}, maxReads),
 	}
 	if ns := s.Namespace(); ns != "" {
 		v.ns = "/" + ns
