@@ -108,7 +108,7 @@ func runUI(a *app, inv *invocation) int {
 		return exitCode(err)
 	}
 	defer s.Close()
-	v, err := lockview.New(s, lockview.Config{Root: o.root, Logger: a.log})
+	v, err := lockview.New(s, lockview.Config{Root: o.root, Logger: a.log, Members: inv.cfg.servers, TLS: inv.cfg.tls})
 	if err != nil {
 		a.errorf("ui: %v", err)
 		return exitError

@@ -82,7 +82,8 @@ type Node struct {
 	Holds    bool        `json:"holds"`
 	Waits    string      `json:"waits_for,omitempty"` // the node it waits for (its predecessor by the rule)
 	Role     string      `json:"role"`                // holds, waits, acquiring (a semaphore's internal lock)
-	Unread   bool        `json:"unread,omitempty"`    // not read (past the detail limit): session, id and times unknown
+	Unread   bool        `json:"unread,omitempty"`
+	Client   *Client     `json:"client,omitempty"` // where its session connects from (the members' cons)    // not read (past the detail limit): session, id and times unknown
 	sid      int64
 }
 
@@ -120,13 +121,19 @@ type Overview struct {
 	Problem   string    `json:"problem,omitempty"` // the root is missing, the connection is lost, ...
 	At        time.Time `json:"at"`
 	Locks     []Lock    `json:"locks"`
+	// Ensemble is each member's health (srvr), when members are known;
+	// ClientsNote says why client addresses are not shown.
+	Ensemble    []Member `json:"ensemble,omitempty"`
+	ClientsNote string   `json:"clients_note,omitempty"`
 }
 
 // Status is the state of the view as a whole, for a page's banner.
 type Status struct {
-	Connected bool
-	Problem   string
-	At        time.Time
+	Connected   bool
+	Problem     string
+	At          time.Time
+	Members     []Member
+	ClientsNote string
 }
 
 func age(t, now time.Time) time.Duration {

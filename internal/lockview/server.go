@@ -89,6 +89,7 @@ func NewServer(v *View, cfg ServerConfig) *Server {
 		"inc":     func(i int) int { return i + 1 },
 		"maxID":   func() int { return MaxIDBytes },
 		"bytes":   byteSize,
+		"client":  clientText,
 	}).ParseFS(assets, "assets/pages.html"))
 	static, _ := fs.Sub(assets, "assets")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
@@ -156,7 +157,7 @@ func (s *Server) overviewPage(r *http.Request) page {
 	}
 	o := s.v.Overview(p.Filter)
 	sortLocks(o.Locks, p.Sort)
-	p.Locks, p.Status = o.Locks, Status{Connected: o.Connected, Problem: o.Problem, At: o.At}
+	p.Locks, p.Status = o.Locks, Status{Connected: o.Connected, Problem: o.Problem, At: o.At, Members: o.Ensemble, ClientsNote: o.ClientsNote}
 	for _, l := range o.Locks {
 		p.Held += len(l.Holders)
 		p.Waiting += l.Waiting
@@ -234,9 +235,11 @@ func (s *Server) apiLock(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Lock
-		Connected bool   `json:"connected"`
-		Problem   string `json:"view_problem,omitempty"`
-	}{l, st.Connected, st.Problem})
+		Connected   bool     `json:"connected"`
+		Problem     string   `json:"view_problem,omitempty"`
+		Ensemble    []Member `json:"ensemble,omitempty"`
+		ClientsNote string   `json:"clients_note,omitempty"`
+	}{l, st.Connected, st.Problem, st.Members, st.ClientsNote})
 }
 
 // events streams a page's live part (view=overview with q and sort, or
@@ -455,4 +458,16 @@ func byteSize(n int32) string {
 		return fmt.Sprintf("%.0f kB", float64(n)/1e3)
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// clientText is where a session connects from: ip:port (name), or – if
+// not known.
+func clientText(c *Client) string {
+	switch {
+	case c == nil:
+		return "–"
+	case c.Name != "":
+		return c.Addr + " (" + c.Name + ")"
+	}
+	return c.Addr
 }

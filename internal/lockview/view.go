@@ -3,6 +3,7 @@ package lockview
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,7 +30,14 @@ type Config struct {
 	MaxDetail int
 	// RequestTimeout bounds each ZooKeeper request (default 10s).
 	RequestTimeout time.Duration
-	Logger         *slog.Logger
+	// Members are the ensemble's client addresses (host:port), asked for
+	// their four-letter words srvr (health) and cons (each session's
+	// client address) each PollEvery (default 10s), over TLS with TLS.
+	// None: neither is shown.
+	Members   []string
+	TLS       *tls.Config
+	PollEvery time.Duration
+	Logger    *slog.Logger
 }
 
 // A View keeps every lock directory under a root current: one goroutine
@@ -59,7 +67,8 @@ type View struct {
 	pending   int  // directories not yet listed once
 	ready     chan struct{}
 	isReady   bool
-	reads     chan struct{}        // a slot per lock node read in flight, view-wide
+	reads     chan struct{} // a slot per lock node read in flight, view-wide
+	ens       *ensemble
 	revokes   map[string]time.Time // node znode paths this server asked to release
 	vanished  map[int64][]gone     // recent holder and waiter departures, by session
 }
@@ -112,6 +121,9 @@ func New(s *zklock.Session, cfg Config) (*View, error) {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 10 * time.Second
 	}
+	if cfg.PollEvery <= 0 {
+		cfg.PollEvery = 10 * time.Second
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -127,6 +139,10 @@ func New(s *zklock.Session, cfg Config) (*View, error) {
 	v.ctx, v.cancel = context.WithCancel(context.Background())
 	v.connected, v.sid = s.State() == zklock.StateConnected, s.ID()
 	v.wg.Go(v.followSession)
+	v.ens = newEnsemble(cfg)
+	if len(cfg.Members) > 0 {
+		v.wg.Go(v.pollEnsemble)
+	}
 	v.mu.Lock()
 	v.spawnLocked(v.root)
 	v.mu.Unlock()
@@ -144,6 +160,10 @@ func (v *View) Close() {
 // root was found missing).
 func (v *View) Ready() <-chan struct{} { return v.ready }
 
+// Polled is closed once the ensemble's members were asked once (at once
+// without Members).
+func (v *View) Polled() <-chan struct{} { return v.ens.polled }
+
 // Changed returns a channel closed at the next change of anything shown.
 func (v *View) Changed() <-chan struct{} {
 	v.mu.Lock()
@@ -160,9 +180,15 @@ func (v *View) Status() Status {
 
 func (v *View) statusLocked() Status {
 	st := Status{Connected: v.connected, At: time.Now()}
+	st.Members, st.ClientsNote = v.ens.state()
 	var problems []string
 	if !v.connected {
 		problems = append(problems, "the connection to ZooKeeper is lost; reconnecting (what is shown may be out of date)")
+	}
+	for _, m := range st.Members {
+		if !m.Up {
+			problems = append(problems, "ensemble member "+m.Addr+" does not answer ("+m.Problem+")")
+		}
 	}
 	if v.rootGone {
 		problems = append(problems, fmt.Sprintf("%s does not exist (yet); it is watched and shown once created", v.cfg.Root))
@@ -193,11 +219,13 @@ func (v *View) Overview(filter string) Overview {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	st := v.statusLocked()
-	o := Overview{Root: v.cfg.Root, Namespace: v.s.Namespace(), Connected: st.Connected, Problem: st.Problem, At: st.At, Locks: []Lock{}}
+	o := Overview{Root: v.cfg.Root, Namespace: v.s.Namespace(), Connected: st.Connected, Problem: st.Problem, At: st.At, Locks: []Lock{},
+		Ensemble: st.Members, ClientsNote: st.ClientsNote}
 	for _, ls := range v.locks {
 		if ls.gone.IsZero() && strings.Contains(ls.lock.Path, filter) {
 			l := ls.lock
 			l.Queue, l.Timeline = nil, nil
+			l.Holders = v.withClients(l.Holders)
 			o.Locks = append(o.Locks, l)
 		}
 	}
@@ -215,11 +243,26 @@ func (v *View) Lock(p string) (Lock, Status, bool) {
 		return Lock{}, v.statusLocked(), false
 	}
 	l := ls.lock
+	l.Holders, l.Queue = v.withClients(l.Holders), v.withClients(l.Queue)
 	l.Timeline = make([]Event, 0, len(ls.timeline))
 	for i := len(ls.timeline) - 1; i >= 0; i-- {
 		l.Timeline = append(l.Timeline, *ls.timeline[i])
 	}
 	return l, v.statusLocked(), true
+}
+
+// withClients returns a copy of nodes with each one's client, if known.
+func (v *View) withClients(nodes []Node) []Node {
+	if len(v.cfg.Members) == 0 {
+		return nodes
+	}
+	out := slices.Clone(nodes)
+	for i := range out {
+		if out[i].sid != 0 {
+			out[i].Client = v.ens.client(out[i].sid)
+		}
+	}
+	return out
 }
 
 // callerPath is a znode path without the namespace.
