@@ -23,6 +23,8 @@ type viewOpts struct {
 	allowRevoke bool   // ui --allow-revoke
 	watch       bool   // ls --watch
 	expose      exposeOpts
+	members     string        // ui --members
+	pollEvery   time.Duration // ui --ensemble-poll
 }
 
 func registerRoot(fs *flag.FlagSet, o *verbOpts) {
@@ -49,6 +51,9 @@ var uiVerb = &verb{
 		fs.StringVar(&o.view.addr, "listen", "127.0.0.1:8080", "serve HTTP on `ADDR` (host:port; port 0 picks one)")
 		fs.BoolVar(&o.view.allowRevoke, "allow-revoke", false, "add a button that asks a holder to release (Curator revocation), with a confirmation")
 		registerExpose(fs, &o.view.expose)
+		fs.StringVar(&o.view.members, "members", "", "ask the ensemble members in `LIST` (comma-separated host:port) for srvr and cons\n"+
+			"(default: --servers; give it when --servers is a proxy or a load balancer)")
+		fs.DurationVar(&o.view.pollEvery, "ensemble-poll", 10*time.Second, "ask each member for srvr and cons every `DUR`")
 	},
 	check: func(o *verbOpts) error {
 		if _, _, err := net.SplitHostPort(o.view.addr); err != nil {
@@ -56,6 +61,14 @@ var uiVerb = &verb{
 		}
 		if err := checkRoot(o); err != nil {
 			return err
+		}
+		if o.view.pollEvery < time.Second {
+			return usagef("invalid --ensemble-poll %v: want 1s or more", o.view.pollEvery)
+		}
+		for m := range strings.SplitSeq(o.view.members, ",") {
+			if _, _, err := net.SplitHostPort(strings.TrimSpace(m)); o.view.members != "" && err != nil {
+				return usagef("invalid --members entry %q: want host:port", m)
+			}
 		}
 		return checkExpose(o.view.addr, &o.view.expose, o.view.allowRevoke)
 	},
@@ -108,7 +121,14 @@ func runUI(a *app, inv *invocation) int {
 		return exitCode(err)
 	}
 	defer s.Close()
-	v, err := lockview.New(s, lockview.Config{Root: o.root, Logger: a.log, Members: inv.cfg.servers, TLS: inv.cfg.tls})
+	members := inv.cfg.servers
+	if o.members != "" {
+		members = nil
+		for m := range strings.SplitSeq(o.members, ",") {
+			members = append(members, strings.TrimSpace(m))
+		}
+	}
+	v, err := lockview.New(s, lockview.Config{Root: o.root, Logger: a.log, Members: members, TLS: inv.cfg.tls, PollEvery: o.pollEvery})
 	if err != nil {
 		a.errorf("ui: %v", err)
 		return exitError
