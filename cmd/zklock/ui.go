@@ -25,6 +25,7 @@ type viewOpts struct {
 	expose      exposeOpts
 	members     string        // ui --members
 	pollEvery   time.Duration // ui --ensemble-poll
+	history     time.Duration // ui --history
 }
 
 func registerRoot(fs *flag.FlagSet, o *verbOpts) {
@@ -54,6 +55,7 @@ var uiVerb = &verb{
 		fs.StringVar(&o.view.members, "members", "", "ask the ensemble members in `LIST` (comma-separated host:port) for srvr and cons\n"+
 			"(default: --servers; give it when --servers is a proxy or a load balancer)")
 		fs.DurationVar(&o.view.pollEvery, "ensemble-poll", 10*time.Second, "ask each member for srvr and cons every `DUR`")
+		fs.DurationVar(&o.view.history, "history", 30*time.Minute, "draw each lock's history over the last `DUR` (kept: 200 events per lock, 50,000 in all)")
 	},
 	check: func(o *verbOpts) error {
 		if _, _, err := net.SplitHostPort(o.view.addr); err != nil {
@@ -61,6 +63,9 @@ var uiVerb = &verb{
 		}
 		if err := checkRoot(o); err != nil {
 			return err
+		}
+		if o.view.history < time.Minute {
+			return usagef("invalid --history %v: want 1m or more", o.view.history)
 		}
 		if o.view.pollEvery < time.Second {
 			return usagef("invalid --ensemble-poll %v: want 1s or more", o.view.pollEvery)
@@ -128,7 +133,7 @@ func runUI(a *app, inv *invocation) int {
 			members = append(members, strings.TrimSpace(m))
 		}
 	}
-	v, err := lockview.New(s, lockview.Config{Root: o.root, Logger: a.log, Members: members, TLS: inv.cfg.tls, PollEvery: o.pollEvery})
+	v, err := lockview.New(s, lockview.Config{Root: o.root, Logger: a.log, Members: members, TLS: inv.cfg.tls, PollEvery: o.pollEvery, History: o.history})
 	if err != nil {
 		a.errorf("ui: %v", err)
 		return exitError

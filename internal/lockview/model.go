@@ -65,6 +65,10 @@ type Lock struct {
 	Problem    string    `json:"problem,omitempty"`       // what could not be shown, and why
 	Queue      []Node    `json:"queue,omitempty"`         // the lock's page: every node, in queue order
 	Timeline   []Event   `json:"timeline,omitempty"`      // the lock's page: newest first
+	History    *History  `json:"history,omitempty"`       // the lock's page: who queued and held when
+	// RecentHolds counts the acquisitions in each of the last 30 minutes,
+	// the oldest first (the overview's sparkline).
+	RecentHolds []int `json:"recent_holds,omitempty"`
 }
 
 // Node is one participant's node.

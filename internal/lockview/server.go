@@ -90,6 +90,9 @@ func NewServer(v *View, cfg ServerConfig) *Server {
 		"maxID":   func() int { return MaxIDBytes },
 		"bytes":   byteSize,
 		"client":  clientText,
+		"history": timelineSVG,
+		"spark":   sparkSVG,
+		"ms":      func(ms int64) string { return (time.Duration(ms) * time.Millisecond).String() },
 	}).ParseFS(assets, "assets/pages.html"))
 	static, _ := fs.Sub(assets, "assets")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))

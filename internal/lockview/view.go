@@ -37,7 +37,9 @@ type Config struct {
 	Members   []string
 	TLS       *tls.Config
 	PollEvery time.Duration
-	Logger    *slog.Logger
+	// History is the window a lock's history covers (default 30m).
+	History time.Duration
+	Logger  *slog.Logger
 }
 
 // A View keeps every lock directory under a root current: one goroutine
@@ -69,6 +71,8 @@ type View struct {
 	isReady   bool
 	reads     chan struct{} // a slot per lock node read in flight, view-wide
 	ens       *ensemble
+	events    []evRef              // every lock's timeline events, in the order recorded (history.go)
+	total     int                  // the events in the locks' timelines
 	revokes   map[string]time.Time // node znode paths this server asked to release
 	vanished  map[int64][]gone     // recent holder and waiter departures, by session
 }
@@ -120,6 +124,9 @@ func New(s *zklock.Session, cfg Config) (*View, error) {
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 10 * time.Second
+	}
+	if cfg.History <= 0 {
+		cfg.History = 30 * time.Minute
 	}
 	if cfg.PollEvery <= 0 {
 		cfg.PollEvery = 10 * time.Second
@@ -226,6 +233,7 @@ func (v *View) Overview(filter string) Overview {
 			l := ls.lock
 			l.Queue, l.Timeline = nil, nil
 			l.Holders = v.withClients(l.Holders)
+			l.RecentHolds = ls.recentHolds(st.At)
 			o.Locks = append(o.Locks, l)
 		}
 	}
@@ -244,6 +252,8 @@ func (v *View) Lock(p string) (Lock, Status, bool) {
 	}
 	l := ls.lock
 	l.Holders, l.Queue = v.withClients(l.Holders), v.withClients(l.Queue)
+	h := ls.historyLocked(time.Now(), v.cfg.History)
+	l.History = &h
 	l.Timeline = make([]Event, 0, len(ls.timeline))
 	for i := len(ls.timeline) - 1; i >= 0; i-- {
 		l.Timeline = append(l.Timeline, *ls.timeline[i])
@@ -369,7 +379,7 @@ func (v *View) Revoke(ctx context.Context, p string) error {
 	defer v.mu.Unlock()
 	v.revokes[v.s.FullPath(p)] = time.Now()
 	if ls, ok := v.locks[ls.lock.Path]; ok {
-		ls.add(&Event{At: time.Now(), Kind: EventRevoke, Node: holder.Name, Session: holder.Session, ID: holder.ID,
+		v.addLocked(ls, &Event{At: time.Now(), Kind: EventRevoke, Node: holder.Name, Session: holder.Session, ID: holder.ID,
 			Token: holder.Token, Why: "this server wrote Curator's revocation request (__REVOKE__) to the node"})
 	}
 	v.notifyLocked()
