@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
@@ -20,7 +22,8 @@ type spanRow struct {
 // The lock's page draws its history in a real browser: a handoff is two
 // rows, the second's hold starting where the first's ends, with its wait
 // before; the waits and holds that ended are counted; the overview's
-// sparkline counts the holds.
+// sparkline counts the holds. Set ZKLOCK_UI_HISTORY_SCREENSHOT=FILE to
+// save a screenshot of the lock's page.
 func TestIntegration_UIHistoryBrowser(t *testing.T) {
 	c, _, env := zkSetup(t)
 	_, base := startUI(t, env)
@@ -67,6 +70,14 @@ func TestIntegration_UIHistoryBrowser(t *testing.T) {
 	require.True(t, got[1].Waits, "the second waited: %+v", got[1])
 	require.GreaterOrEqual(t, got[1].HeldFrom, got[0].HeldTo, "the second hold starts after the first ends: %+v", got)
 	require.Greater(t, got[0].HeldTo, got[0].HeldFrom)
+	if f := os.Getenv("ZKLOCK_UI_HISTORY_SCREENSHOT"); f != "" {
+		run(t, browser, chromedp.EmulateViewport(1100, 640))
+		tctx, cancel := context.WithTimeout(browser, 20*time.Second)
+		defer cancel()
+		png, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(f, png, 0o644))
+	}
 	text := liveText(t, browser)
 	require.Regexp(t, `Waits\s+1: p50 `, text)
 	require.Regexp(t, `Holds\s+1: p50 `, text)
