@@ -79,9 +79,11 @@ var uiVerb = &verb{
 	},
 	about: "Serves one page that shows every lock directory under --root (walked, not\n" +
 		"guessed): the recipe each is (from its nodes' names: Curator's, zklock's,\n" +
-		"kazoo's), its holders with their id, session, fencing token and hold age, and\n" +
-		"how many wait and since when; and each lock's queue and a timeline of what\n" +
-		"happened while zklock ui ran. The page updates without reloading, driven by\n" +
+		"kazoo's), its holders with their id, session, client address (the members'\n" +
+		"cons), fencing token and hold age, and how many wait and since when; each\n" +
+		"lock's queue, its history drawn as a timeline (one row per participant) and\n" +
+		"the events seen while zklock ui ran; and the ensemble's health (srvr) on every\n" +
+		"page. The page updates without reloading, driven by\n" +
 		"ZooKeeper watches that zklock ui holds (one per directory, shared by every open\n" +
 		"page). JSON of the same data is at /api/locks and /api/locks/PATH. It is\n" +
 		"read-only unless --allow-revoke; it never deletes a node. It prints the URL it\n" +

@@ -52,6 +52,9 @@ func TestUIRefusesExposure(t *testing.T) {
 		{[]string{"--allowed-hosts", "*.example.com"}, `invalid --allowed-hosts entry "*.example.com"`},
 		{[]string{"--max-streams", "0"}, "invalid --max-streams 0"},
 		{[]string{"--idle-timeout", "0s"}, "invalid --idle-timeout"},
+		{[]string{"--history", "10s"}, "invalid --history 10s"},
+		{[]string{"--ensemble-poll", "1ms"}, "invalid --ensemble-poll 1ms"},
+		{[]string{"--members", "zk1:2181,zk2"}, `invalid --members entry "zk2"`},
 	} {
 		code, stdout, stderr := runZklock(t, env, append([]string{"ui"}, tc.args...)...)
 		assert.Equal(t, exitUsage, code, "%v: %s", tc.args, stderr)

@@ -2,25 +2,19 @@ package lockview
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"embed"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
 	"net/url"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/zklock/zklock"
 )
 
 //go:embed assets
@@ -245,159 +239,6 @@ func (s *Server) apiLock(w http.ResponseWriter, r *http.Request) {
 	}{l, st.Connected, st.Problem, st.Members, st.ClientsNote})
 }
 
-// events streams a page's live part (view=overview with q and sort, or
-// lock=PATH) as server-sent events named "update", each the HTML of the
-// part: one at once, then one after each change the view's watches see
-// (at most one each 200ms), until the client goes or the server closes.
-//
-// At most MaxStreams are open at once; one more gets 503 with Retry-After
-// (the page's EventSource retries by itself). A stream has no read
-// deadline; each write has one of streamWriteTimeout, so a client that
-// stops reading is dropped.
-func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	select {
-	case s.streams <- struct{}{}:
-		defer func() { <-s.streams }()
-	default:
-		w.Header().Set("Retry-After", "5")
-		http.Error(w, fmt.Sprintf("503 too many live pages: this server streams to at most %d at once (zklock ui --max-streams)", s.cfg.MaxStreams),
-			http.StatusServiceUnavailable)
-		return
-	}
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{}) // the server's ReadTimeout would end the stream
-	send := func(write func() error) error {
-		if err := rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
-			return err
-		}
-		if err := write(); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
-	q := r.URL.Query()
-	render := func(b *bytes.Buffer) error {
-		if p := q.Get("lock"); p != "" {
-			pg, _ := s.lockPage(p)
-			return s.tmpl.ExecuteTemplate(b, "lock-live", pg)
-		}
-		return s.tmpl.ExecuteTemplate(b, "overview-live", s.overviewPage(r))
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	keepalive := time.NewTicker(20 * time.Second)
-	defer keepalive.Stop()
-	var b bytes.Buffer
-	for {
-		changed := s.v.Changed()
-		b.Reset()
-		if err := render(&b); err != nil {
-			return
-		}
-		if send(func() error { return writeEvent(w, "update", b.Bytes()) }) != nil {
-			return
-		}
-		for waiting := true; waiting; {
-			select {
-			case <-changed:
-				waiting = false
-			case <-keepalive.C:
-				if send(func() error { _, err := w.Write([]byte(": keepalive\n\n")); return err }) != nil {
-					return
-				}
-			case <-r.Context().Done():
-				return
-			case <-s.quit:
-				return
-			}
-		}
-		select { // let a burst of changes settle into one update
-		case <-time.After(200 * time.Millisecond):
-		case <-r.Context().Done():
-			return
-		case <-s.quit:
-			return
-		}
-	}
-}
-
-// streamWriteTimeout bounds each write of an event stream.
-const streamWriteTimeout = 30 * time.Second
-
-// writeEvent writes one server-sent event; each line of data is a data
-// field (the client joins them with newlines).
-func writeEvent(w http.ResponseWriter, name string, data []byte) error {
-	var b bytes.Buffer
-	b.WriteString("event: " + name + "\n")
-	for line := range bytes.SplitSeq(data, []byte("\n")) {
-		b.WriteString("data: ")
-		b.Write(bytes.TrimRight(line, "\r"))
-		b.WriteByte('\n')
-	}
-	b.WriteByte('\n')
-	_, err := w.Write(b.Bytes())
-	return err
-}
-
-// holderOf finds the holder whose node is at the caller's path p.
-func (s *Server) holderOf(p string) (Lock, Node, bool) {
-	l, _, ok := s.v.Lock(lockOf(p))
-	if !ok {
-		l, _, ok = s.v.Lock(path.Dir(p))
-	}
-	for _, n := range l.Holders {
-		if ok && n.Path == p {
-			return l, n, true
-		}
-	}
-	return l, Node{}, false
-}
-
-func (s *Server) confirmRevoke(w http.ResponseWriter, r *http.Request) {
-	if !s.allowRevoke {
-		s.fail(w, http.StatusForbidden, "Revocation is off", "This server is read-only: start zklock ui with --allow-revoke to ask holders to release.")
-		return
-	}
-	p := r.URL.Query().Get("node")
-	l, n, ok := s.holderOf(p)
-	if !ok {
-		s.fail(w, http.StatusNotFound, "Not a holder", p+" is not the node of a holder shown here (it may have released already).")
-		return
-	}
-	pg := s.base("Ask to release")
-	pg.Lock, pg.Node, pg.Token = l, n, s.token
-	s.render(w, http.StatusOK, "revoke", pg)
-}
-
-func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
-	if !s.allowRevoke {
-		s.fail(w, http.StatusForbidden, "Revocation is off", "This server is read-only: start zklock ui with --allow-revoke to ask holders to release.")
-		return
-	}
-	site := r.Header.Get("Sec-Fetch-Site")
-	if r.FormValue("token") != s.token || (site != "" && site != "same-origin" && site != "none") {
-		s.fail(w, http.StatusForbidden, "Request refused", "The confirmation form was not this server's: open the lock's page and ask again.")
-		return
-	}
-	p := r.FormValue("node")
-	l, _, ok := s.holderOf(p)
-	if !ok {
-		s.fail(w, http.StatusNotFound, "Not a holder", p+" is not the node of a holder shown here (it may have released already).")
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-	defer cancel()
-	if err := s.v.Revoke(ctx, p); err != nil {
-		code := http.StatusBadGateway
-		if errors.Is(err, zklock.ErrInvalidArgument) {
-			code = http.StatusBadRequest
-		}
-		s.fail(w, code, "Revocation failed", err.Error())
-		return
-	}
-	http.Redirect(w, r, lockURL(l.Path)+"?revoked=1", http.StatusSeeOther)
-}
-
 func (s *Server) render(w http.ResponseWriter, code int, name string, p page) {
 	var b bytes.Buffer
 	if err := s.tmpl.ExecuteTemplate(&b, name, p); err != nil {
@@ -424,53 +265,4 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
-}
-
-// lockURL is the page of the lock at the caller's path p.
-func lockURL(p string) string {
-	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	for i, e := range parts {
-		parts[i] = url.PathEscape(e)
-	}
-	return "/lock/" + strings.Join(parts, "/")
-}
-
-// ago renders a time as an age that the page's script keeps ticking.
-func ago(t time.Time) template.HTML {
-	if t.IsZero() {
-		return "–"
-	}
-	return template.HTML(fmt.Sprintf(`<time datetime="%s" data-since="%d">%s</time>`,
-		t.UTC().Format(time.RFC3339), t.UnixMilli(), age(t, time.Now())))
-}
-
-// shortName shortens a protected node name: its 36-character uuid to 8.
-func shortName(n string) string {
-	if m := curatorName.FindString(n); m != "" {
-		return n[:11] + "…" + n[len(m)-1:]
-	}
-	return n
-}
-
-// byteSize is a data length as the page shows it: 1.0 MB, 12 kB, 300 B.
-func byteSize(n int32) string {
-	switch {
-	case n >= 1_000_000:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	case n >= 1_000:
-		return fmt.Sprintf("%.0f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d B", n)
-}
-
-// clientText is where a session connects from: ip:port (name), or – if
-// not known.
-func clientText(c *Client) string {
-	switch {
-	case c == nil:
-		return "–"
-	case c.Name != "":
-		return c.Addr + " (" + c.Name + ")"
-	}
-	return c.Addr
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -349,41 +348,6 @@ func (v *View) request(f func() error) error {
 	case <-ctx.Done():
 		return fmt.Errorf("no answer from ZooKeeper within %v: %w", v.cfg.RequestTimeout, ctx.Err())
 	}
-}
-
-// Revoke asks the holder of the node at the caller's path p to release
-// (zklock.Revoke: Curator's revocation request, which only a revocable
-// holder acts on). Only a node the view shows as holding is accepted.
-func (v *View) Revoke(ctx context.Context, p string) error {
-	v.mu.Lock()
-	ls, ok := v.locks[path.Dir(p)]
-	if !ok && path.Base(path.Dir(p)) == "leases" {
-		ls, ok = v.locks[path.Dir(path.Dir(p))]
-	}
-	var holder *Node
-	if ok {
-		for i := range ls.lock.Holders {
-			if ls.lock.Holders[i].Path == p {
-				holder = &ls.lock.Holders[i]
-			}
-		}
-	}
-	v.mu.Unlock()
-	if holder == nil {
-		return fmt.Errorf("%w: %s is not a holder's node shown here", zklock.ErrInvalidArgument, p)
-	}
-	if err := zklock.Revoke(ctx, v.s, p); err != nil {
-		return err
-	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.revokes[v.s.FullPath(p)] = time.Now()
-	if ls, ok := v.locks[ls.lock.Path]; ok {
-		v.addLocked(ls, &Event{At: time.Now(), Kind: EventRevoke, Node: holder.Name, Session: holder.Session, ID: holder.ID,
-			Token: holder.Token, Why: "this server wrote Curator's revocation request (__REVOKE__) to the node"})
-	}
-	v.notifyLocked()
-	return nil
 }
 
 // isNoNode reports a node that does not exist.
