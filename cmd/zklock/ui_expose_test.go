@@ -247,3 +247,24 @@ func writePEM(t *testing.T, name, typ string, der []byte) {
 	t.Helper()
 	require.NoError(t, os.WriteFile(name, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600))
 }
+
+// What zklock ui prints of itself: the Host values it answers to, and
+// what it exposes to whom beyond loopback.
+func TestServedHostsAndExposure(t *testing.T) {
+	loop := &exposeOpts{loopback: true, allowedHosts: "locks.example.com, proxy:443"}
+	got := servedHosts("127.0.0.1:0", &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 8080}, loop)
+	assert.Equal(t, []string{"127.0.0.1:8080", "localhost:8080", "[::1]:8080", "locks.example.com", "proxy:443"}, got)
+	all := servedHosts(":8080", &net.TCPAddr{IP: net.IPv6zero, Port: 8080}, &exposeOpts{})
+	assert.Contains(t, all, "localhost:8080")
+	if h, err := os.Hostname(); err == nil {
+		assert.Contains(t, all, net.JoinHostPort(h, "8080"))
+	}
+	lan := servedHosts("192.0.2.7:8080", &net.TCPAddr{IP: net.ParseIP("192.0.2.7"), Port: 8080}, &exposeOpts{})
+	assert.Equal(t, []string{"192.0.2.7:8080"}, lan)
+
+	assert.Equal(t, "listening beyond loopback: it shows every lock path, holder id, session and fencing token under the root, "+
+		"and a button that asks holders to release to clients with the token of --auth-token-file",
+		exposure(&exposeOpts{token: "t"}, true))
+	assert.Contains(t, exposure(&exposeOpts{}, false), "to anyone who can connect")
+	assert.Contains(t, exposure(&exposeOpts{tls: &tls.Config{ClientCAs: x509.NewCertPool()}}, false), "to clients with a certificate of --ui-tls-client-ca")
+}
