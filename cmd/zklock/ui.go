@@ -115,6 +115,7 @@ func runUI(a *app, inv *invocation) int {
 	defer ln.Close()
 	hosts := servedHosts(o.addr, ln.Addr(), e)
 	scheme := "http"
+	ln = &capListener{Listener: ln, max: int64(e.maxConns), answer: e.tls == nil}
 	if e.tls != nil {
 		ln, scheme = tls.NewListener(ln, e.tls), "https"
 	}

@@ -23,6 +23,7 @@ type exposeOpts struct {
 	insecureListen bool          // --insecure-listen
 	idleTimeout    time.Duration // --idle-timeout
 	maxStreams     int           // --max-streams
+	maxConns       int           // --max-conns
 
 	// Set by checkExpose.
 	token    string
@@ -41,6 +42,7 @@ func registerExpose(fs *flag.FlagSet, e *exposeOpts) {
 	fs.BoolVar(&e.insecureListen, "insecure-listen", false, "allow a --listen address beyond loopback without --auth-token-file or client certificates")
 	fs.DurationVar(&e.idleTimeout, "idle-timeout", 2*time.Minute, "close a keep-alive connection idle for `DUR`")
 	fs.IntVar(&e.maxStreams, "max-streams", 32, "serve at most `N` live pages (event streams) at once; more get 503 and retry")
+	fs.IntVar(&e.maxConns, "max-conns", 256, "keep at most `N` client connections open; more get 503 and are closed")
 }
 
 // checkExpose validates the exposure flags against the listen address: a
@@ -52,6 +54,9 @@ func checkExpose(addr string, e *exposeOpts, allowRevoke bool) error {
 	}
 	if e.maxStreams < 1 {
 		return usagef("invalid --max-streams %d: want 1 or more", e.maxStreams)
+	}
+	if e.maxConns <= e.maxStreams {
+		return usagef("invalid --max-conns %d: want more than --max-streams (%d), or pages cannot load while they stream", e.maxConns, e.maxStreams)
 	}
 	for h := range strings.SplitSeq(e.allowedHosts, ",") {
 		if h = strings.TrimSpace(h); h != "" && strings.ContainsAny(h, "/ @*") {

@@ -51,6 +51,7 @@ func TestUIRefusesExposure(t *testing.T) {
 		{[]string{"--auth-token-file", filepath.Join(dir, "missing")}, "invalid --auth-token-file"},
 		{[]string{"--allowed-hosts", "*.example.com"}, `invalid --allowed-hosts entry "*.example.com"`},
 		{[]string{"--max-streams", "0"}, "invalid --max-streams 0"},
+		{[]string{"--max-conns", "32"}, "invalid --max-conns 32: want more than --max-streams (32)"},
 		{[]string{"--idle-timeout", "0s"}, "invalid --idle-timeout"},
 		{[]string{"--history", "10s"}, "invalid --history 10s"},
 		{[]string{"--ensemble-poll", "1ms"}, "invalid --ensemble-poll 1ms"},
@@ -67,7 +68,7 @@ func TestUIRefusesExposure(t *testing.T) {
 		{"--listen", "127.0.0.1:8080"},
 		{"--listen", "localhost:8080"},
 	} {
-		e := exposeOpts{idleTimeout: time.Minute, maxStreams: 1}
+		e := exposeOpts{idleTimeout: time.Minute, maxStreams: 1, maxConns: 2}
 		fs := newFlagSet("ui")
 		registerExpose(fs, &e)
 		var listen string
