@@ -45,9 +45,10 @@ func (s *Session) Era(ctx context.Context) (string, error) {
 }
 
 // Era returns the era of the ensemble that holds the hold's node (see
-// Session.Era): what the fence records beside the hold's Token. It fails,
-// wrapping ErrEra, once the hold's ZooKeeper session has ended, since the
-// era read then could be another ensemble's.
+// Session.Era): what the fence records beside the hold's Token. Once the
+// hold's ZooKeeper session has ended it returns the era read during that
+// session, if any, and otherwise fails wrapping ErrEra, since an era read
+// then could be another ensemble's.
 func (h *Hold) Era(ctx context.Context) (string, error) {
 	if h.unlocked {
 		return "", fmt.Errorf("%w: a fail-open hold has no node", ErrEra)
