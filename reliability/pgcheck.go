@@ -39,7 +39,8 @@ func (w *pgWriteOf) window() (int64, int64) {
 //     row or the fence in another era;
 //   - the fence agrees: where the fence's table has a row for a resource,
 //     its token is the greatest token of the resource's rows of its era (1,
-//     a rebased row's, if there are none).
+//     a rebased row's, if there are none), and its era is not older than
+//     the latest row's.
 //
 // A write whose COMMIT went unanswered (OutUnknown), or that its worker
 // began and never logged an outcome of, may be a row or not. A history
@@ -160,6 +161,9 @@ func CheckDatabase(h *History) []Violation {
 		k := eraKey{f.Lock, f.Era}
 		if want, ok := maxTok[k]; f.Token != want && (ok || f.Token != 1) {
 			add(0, 0, "%s: the fence holds token %d of era %q, the rows' greatest of that era is %d (%s)", f.Lock, f.Token, f.Era, want, maxElem[k])
+		}
+		if last := lastEra[f.Lock]; order[f.Era] < order[last.era] {
+			add(0, 0, "%s: the fence is in era %q, older than its latest row's, %q (%s)", f.Lock, f.Era, last.era, last.elem)
 		}
 	}
 	return out
