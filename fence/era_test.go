@@ -3,6 +3,8 @@ package fence_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -164,4 +166,56 @@ func readRow(t *testing.T, db *sql.DB, resource string) row {
 	var r row
 	require.NoError(t, db.QueryRowContext(context.Background(), "SELECT token, era FROM "+fence.DefaultTable+" WHERE resource = $1", resource).Scan(&r.token, &r.era))
 	return r
+}
+
+// TestRebaseSQL runs RebaseSQL's statements on SQLite and PostgreSQL: a
+// row of another era makes the UPDATE fail and change nothing; otherwise it
+// does what Rebase does, and the SELECT shows the rows. Quotes in names are
+// quoted.
+func TestRebaseSQL(t *testing.T) {
+	for _, b := range []backend{backends()[0], backends()[len(backends())-1]} {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t, true)
+			ctx := t.Context()
+			require.NoError(t, fence.Setup(ctx, db))
+			for r, era := range map[string]string{"a": "e1", "it's": "e1", "c": "e2"} {
+				tx, err := db.BeginTx(ctx, nil)
+				require.NoError(t, err)
+				require.NoError(t, fence.CheckEra(ctx, tx, r, 100, era))
+				require.NoError(t, tx.Commit())
+			}
+			run := func(script string) ([]string, error) {
+				update, sel, ok := strings.Cut(strings.TrimSpace(script), ";\n")
+				require.True(t, ok, script)
+				if _, err := db.ExecContext(ctx, update); err != nil {
+					return nil, err
+				}
+				rows, err := db.QueryContext(ctx, strings.TrimSuffix(sel, ";"))
+				require.NoError(t, err)
+				defer rows.Close()
+				var out []string
+				for rows.Next() {
+					var r row
+					var res string
+					require.NoError(t, rows.Scan(&res, &r.token, &r.era))
+					out = append(out, fmt.Sprintf("%s %d %s", res, r.token, r.era))
+				}
+				return out, rows.Err()
+			}
+			script, err := fence.RebaseSQL("e1", "e3", "a", "it's", "c")
+			require.NoError(t, err)
+			_, err = run(script)
+			require.Error(t, err, "c is in era e2")
+			require.Equal(t, row{100, "e1"}, readRow(t, db, "it's"), "nothing changed")
+			script, err = fence.RebaseSQL("e1", "e3", "a", "it's")
+			require.NoError(t, err)
+			got, err := run(script)
+			require.NoError(t, err)
+			require.Equal(t, []string{"a 1 e3", "it's 1 e3"}, got)
+		})
+	}
+	_, err := fence.RebaseSQL("e1", "e1", "a")
+	require.ErrorIs(t, err, fence.ErrRebase)
+	_, err = fence.RebaseSQL("e1", "e2")
+	require.ErrorIs(t, err, fence.ErrInvalidArgument)
 }
