@@ -61,7 +61,7 @@ func (s *Session) restoresWatches() bool {
 }
 
 // tlsDialer runs TLS over d's connections, each handshake bounded by
-// handshake.
+// handshake; their failures carry the reason (see tlsreason.go).
 func tlsDialer(d zk.Dialer, cfg *tls.Config, handshake time.Duration) zk.Dialer {
 	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		raw, err := d(network, addr, timeout)
@@ -76,14 +76,16 @@ func tlsDialer(d zk.Dialer, cfg *tls.Config, handshake time.Duration) zk.Dialer 
 			}
 			tc.ServerName = host
 		}
+		req := &certRequest{}
+		tc.GetClientCertificate = req.choose(cfg)
 		ctx, cancel := context.WithTimeout(context.Background(), handshake)
 		defer cancel()
 		conn := tls.Client(raw, tc)
 		if err := conn.HandshakeContext(ctx); err != nil {
 			raw.Close()
-			return nil, &stageError{"TLS handshake", err}
+			return nil, &stageError{"TLS handshake", req.explain(err)}
 		}
-		return conn, nil
+		return &tlsConn{Conn: conn, req: req}, nil
 	}
 }
 
