@@ -83,12 +83,7 @@ func TestRebaseAllOrNothing(t *testing.T) {
 	db := backends()[0].open(t, true)
 	ctx := t.Context()
 	require.NoError(t, fence.Setup(ctx, db))
-	for r, era := range map[string]string{"a": "e1", "b": "e1", "c": "e2"} {
-		tx, err := db.BeginTx(ctx, nil)
-		require.NoError(t, err)
-		require.NoError(t, fence.CheckEra(ctx, tx, r, 100, era))
-		require.NoError(t, tx.Commit())
-	}
+	seedEras(t, db, map[string]string{"a": "e1", "b": "e1", "c": "e2"})
 	err := fence.Rebase(ctx, db, "e1", "e3", "a", "b", "c")
 	require.ErrorIs(t, err, fence.ErrRebase)
 	require.ErrorContains(t, err, `resource "c" is in era "e2"`)
@@ -156,6 +151,17 @@ func TestSetupMigrates(t *testing.T) {
 	}
 }
 
+// seedEras fences each resource with token 100 of its era.
+func seedEras(t *testing.T, db *sql.DB, eras map[string]string) {
+	t.Helper()
+	for r, era := range eras {
+		tx, err := db.BeginTx(t.Context(), nil)
+		require.NoError(t, err)
+		require.NoError(t, fence.CheckEra(t.Context(), tx, r, 100, era))
+		require.NoError(t, tx.Commit())
+	}
+}
+
 type row struct {
 	token int64
 	era   string
@@ -178,12 +184,7 @@ func TestRebaseSQL(t *testing.T) {
 			db := b.open(t, true)
 			ctx := t.Context()
 			require.NoError(t, fence.Setup(ctx, db))
-			for r, era := range map[string]string{"a": "e1", "it's": "e1", "c": "e2"} {
-				tx, err := db.BeginTx(ctx, nil)
-				require.NoError(t, err)
-				require.NoError(t, fence.CheckEra(ctx, tx, r, 100, era))
-				require.NoError(t, tx.Commit())
-			}
+			seedEras(t, db, map[string]string{"a": "e1", "it's": "e1", "c": "e2"})
 			run := func(script string) ([]string, error) {
 				update, sel, ok := strings.Cut(strings.TrimSpace(script), ";\n")
 				require.True(t, ok, script)
