@@ -156,7 +156,7 @@ type replyScanner struct {
 func (r *replyScanner) feed(p []byte, c *tapConn) error {
 	if !r.init {
 		r.init = true
-		r.sc = wire.Scanner{Max: maxFrame, Head: wire.ReplyHeaderLen, Handshake: r.first}
+		r.sc = wire.Scanner{Max: maxFrame, Head: wire.MaxHead, Handshake: r.first}
 	}
 	return r.sc.Feed(p, c.reply)
 }
@@ -363,6 +363,10 @@ func (c *tapConn) reply(f wire.Frame) {
 	}
 	h, err := wire.ParseReplyHeader(f.Head)
 	if err != nil {
+		return
+	}
+	if h.Xid == wire.XidWatchEvent {
+		c.s.notified(h.Zxid, f.Head[wire.ReplyHeaderLen:])
 		return
 	}
 	c.answered(h.Xid)

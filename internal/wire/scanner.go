@@ -5,8 +5,10 @@ import (
 	"fmt"
 )
 
-// MaxHead is the most bytes of each frame's payload a Scanner keeps.
-const MaxHead = 64
+// MaxHead is the most bytes of each frame's payload a Scanner keeps:
+// enough for a notification's ReplyHeader, WatcherEvent and a path of up
+// to 292 bytes.
+const MaxHead = 320
 
 // Frame describes one frame found by a [Scanner].
 type Frame struct {
