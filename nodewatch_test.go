@@ -285,6 +285,12 @@ func TestIntegration_DeletionZxid(t *testing.T) {
 		p := "/zxid/" + name
 		h, err := newMutex(t, s, p).Lock(ctxTimeout(t, 10*time.Second))
 		require.NoError(t, err)
+		// The hold's watch is set by a read sent as Lock returns: delete
+		// once the server has it, so the notification tells of the loss.
+		require.Eventually(t, func() bool {
+			out, err := c.FourLetter(0, "wchp")
+			return err == nil && strings.Contains(out, h.Node()+"\n")
+		}, 10*time.Second, 5*time.Millisecond)
 		require.NoError(t, admin.Delete(h.Node(), -1))
 		<-h.Done()
 		_, stat, err := admin.Exists(p)

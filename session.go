@@ -58,6 +58,8 @@ type Session struct {
 	// Deletes and the in-process handoff (delete.go).
 	cleaner  cleaner
 	handoffs handoffs
+
+	era eraCache // the ensemble's era, per ZooKeeper session (era.go)
 }
 
 // Conn returns the underlying go-zookeeper connection, for fenced writes
