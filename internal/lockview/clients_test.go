@@ -25,6 +25,7 @@ func TestIntegration_Clients(t *testing.T) {
 	}{
 		{"cons allowed", nil, true},
 		{"cons refused", []zktest.Option{zktest.WithSystemProperty("zookeeper.4lw.commands.whitelist", "srvr,ruok")}, false},
+		{"over TLS", []zktest.Option{zktest.WithTLSClientAuth()}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := zktest.Start(t, tc.opts...)
@@ -32,7 +33,11 @@ func TestIntegration_Clients(t *testing.T) {
 			m, err := zklock.NewMutex(s, "/locks/web/job", zklock.WithData([]byte("worker-7")))
 			require.NoError(t, err)
 			hold(t, m)
-			v := newView(t, connect(t, c), lockview.Config{Root: "/locks", Members: c.Servers(), PollEvery: time.Hour})
+			cfg := lockview.Config{Root: "/locks", Members: c.Servers(), PollEvery: time.Hour}
+			if c.TLS() != nil {
+				cfg.TLS = c.TLS().ClientConfig()
+			}
+			v := newView(t, connect(t, c), cfg)
 			srv := serve(t, v, false)
 			var o lockview.Overview
 			require.Eventually(t, func() bool {
