@@ -115,3 +115,41 @@ func TestIntegration_KazooRWNodesCount(t *testing.T) {
 		require.NoError(t, w.Release())
 	})
 }
+
+// kazoo sees our read-write nodes when told their names: a kazoo ReadLock
+// with extra_lock_patterns ["__WRIT__"] waits for our writer, a WriteLock
+// with ["__READ__", "__WRIT__"] for our reader, with kazoo 2.8 and with
+// kazoo 2.9 and later (whose ReadLock no longer waits for writers queued
+// behind it, kazoo#649).
+func TestIntegration_KazooRWSeesOurs(t *testing.T) {
+	peers.Each(t, func(t *testing.T, g *peers.Generation) {
+		c := zktest.Start(t)
+		s := connect(t, c)
+		const p = "/locks/rw/kazoo-sees"
+		ctx := ctxTimeout(t, 30*time.Second)
+		rw := newRW(t, s, p)
+		kz := g.Kazoo(t, c.ConnectString(), 10*time.Second)
+
+		w, err := rw.WriteLock().Lock(ctx)
+		require.NoError(t, err)
+		kz.Must(t, "readlock R "+p+" __WRIT__")
+		kz.Must(t, "acquire R 300")
+		waitEvent(t, kz, "R", "timeout")
+		kz.Must(t, "acquire R")
+		waitChildren(t, s, p, 2)
+		require.NoError(t, w.Release())
+		waitEvent(t, kz, "R", "acquired")
+		r, err := rw.ReadLock().TryLock(ctx)
+		require.NoError(t, err, "readers share")
+		kz.Must(t, "release R")
+
+		kz.Must(t, "writelock W "+p+" __READ__,__WRIT__")
+		kz.Must(t, "acquire W 300")
+		waitEvent(t, kz, "W", "timeout")
+		kz.Must(t, "acquire W")
+		waitChildren(t, s, p, 2)
+		require.NoError(t, r.Release())
+		waitEvent(t, kz, "W", "acquired")
+		kz.Must(t, "release W")
+	})
+}
