@@ -59,6 +59,23 @@ var (
 	ErrUpgrade = errors.New("zklock: read-to-write upgrade refused")
 )
 
+// Errors of requests ZooKeeper refused for good (see refused.go).
+var (
+	// ErrRefused is wrapped, with ZooKeeper's own error, by the error of an
+	// operation that ZooKeeper refused for a reason retrying will not fix:
+	// the ones ErrNotAuthorized covers, bad arguments, a request it could
+	// not decode (a marshalling error). The operation ends at once.
+	ErrRefused = errors.New("zklock: refused by zookeeper")
+
+	// ErrNotAuthorized is wrapped by the error of an operation that an ACL
+	// forbids to the session's credentials (zk.ErrNoAuth), whose
+	// credentials ZooKeeper rejected (zk.ErrAuthFailed), or that asked for an
+	// ACL ZooKeeper refuses (zk.ErrInvalidACL: a creator ACL without
+	// credentials, say). Its message names the node and the permission that
+	// was missing. It wraps ErrRefused. Connection problems never wrap it.
+	ErrNotAuthorized = wrapSentinel("zklock: not authorized", ErrRefused)
+)
+
 // Errors of acquires that cannot reach ZooKeeper.
 var (
 	// ErrUnreachable is wrapped, with the context's error and the latest

@@ -170,6 +170,8 @@ func (q *queue) watchDir(ctx context.Context, e *entry) (bool, error) {
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return false, context.Cause(ctx)
+	case permanent(err):
+		return false, refused(err, accessList, e.dir, "the lock directory")
 	case err != nil:
 		return false, nil // listing again reports or retries the error
 	}

@@ -276,6 +276,8 @@ func (w *waiter) list() step {
 	switch {
 	case err != nil && w.ctx.Err() != nil:
 		return w.fail(context.Cause(w.ctx))
+	case err != nil && permanent(err):
+		return w.fail(refused(err, accessList, e.dir, "the lock directory"))
 	case err != nil && !isConnErr(err) && !errors.Is(err, zk.ErrNoNode):
 		return w.fail(fmt.Errorf("zklock: list %s: %w", e.dir, err))
 	case err != nil && isConnErr(err):
@@ -358,9 +360,15 @@ func (w *waiter) arm() step {
 		return stepCancelled
 	case errors.Is(err, zk.ErrNoNode):
 		return stepGone
+	case permanent(err): // the listing may succeed: end here, or it would list and read again at once
+		p := w.p
+		w.unwatch()
+		return w.fail(refused(err, accessRead, p, "the node ahead of ours"))
 	case err != nil:
+		w.attempt = w.q.s.cfg.retry.wait(w.ctx, w.attempt)
 		return stepList // listing again reports or retries the error
 	}
+	w.attempt = 0
 	w.ch, w.changed = ch, changed
 	return stepSleep
 }

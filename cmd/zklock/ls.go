@@ -120,7 +120,10 @@ func writeOverview(w io.Writer, o lockview.Overview, asJSON, watching bool) erro
 			if len(l.Holders) > 0 {
 				h := l.Holders[0]
 				holder, session = printable(h.ID), h.Session
-				if holder == "" {
+				switch {
+				case h.Unreadable != "":
+					holder = "(unreadable)"
+				case holder == "":
 					holder = "(no id)"
 				}
 				if len(l.Holders) > 1 {
@@ -139,6 +142,11 @@ func writeOverview(w io.Writer, o lockview.Overview, asJSON, watching bool) erro
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		for _, l := range o.Locks {
+			if l.Problem != "" {
+				fmt.Fprintf(&b, "note: %s: %s\n", printable(l.Path), printable(l.Problem))
+			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
 
@@ -30,6 +31,7 @@ type participantJSON struct {
 	Session      string `json:"session"`
 	Holds        bool   `json:"holds"`
 	Data         string `json:"data"`
+	Error        string `json:"error,omitempty"` // why the node could not be read (an ACL); its token, session and data are then empty
 }
 
 func newStatus(path string, ps []zklock.Participant) statusJSON {
@@ -43,9 +45,18 @@ func newStatus(path string, ps []zklock.Participant) statusJSON {
 			Session:      sessionHex(p.Session),
 			Holds:        p.Holds,
 			Data:         dataText(p.Data),
+			Error:        unreadable(p.Err),
 		})
 	}
 	return st
+}
+
+// unreadable is why a participant's node could not be read, "" if it was.
+func unreadable(err error) string {
+	if err == nil {
+		return ""
+	}
+	return strings.ReplaceAll(err.Error(), "zklock: ", "")
 }
 
 // sessionHex formats a session id (ephemeralOwner) as ZooKeeper does: 0x...
@@ -117,8 +128,12 @@ func writeStatusTable(w io.Writer, st statusJSON) error {
 		if p.Holds {
 			holds = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", p.Node, p.Kind, p.Sequence, p.FencingToken,
-			p.Session, holds, printable(p.Data))
+		data := printable(p.Data)
+		if p.Error != "" {
+			data = "(unreadable: " + printable(p.Error) + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", printable(p.Node), p.Kind, p.Sequence, p.FencingToken,
+			p.Session, holds, data)
 	}
 	return tw.Flush()
 }

@@ -78,10 +78,11 @@ type dir struct {
 
 // nodeStat is what a lock node's read gave.
 type nodeStat struct {
-	data  []byte
-	ctime time.Time
-	czxid int64
-	sid   int64
+	data   []byte
+	ctime  time.Time
+	czxid  int64
+	sid    int64
+	denied string // why the node cannot be read (its ACL); the rest is then zero
 }
 
 // New starts watching cfg.Root on s. The first listing of every directory
