@@ -89,6 +89,20 @@ var (
 	// is a configuration error: such errors do not wrap ErrUnreachable.
 	ErrTLSHandshake = errors.New("zklock: TLS handshake failed")
 
+	// ErrNotZooKeeper is wrapped, with a *ConnectError naming the server,
+	// by the errors of waits and acquires that end while a server answers
+	// with something other than ZooKeeper's protocol (an HTTP server on
+	// the port, a reply that is not a connect response). Like
+	// ErrTLSHandshake it is a configuration error: such errors do not wrap
+	// ErrUnreachable, and WithFailOpen does not run on it.
+	ErrNotZooKeeper = errors.New("zklock: not a ZooKeeper server")
+
+	// ErrReplyTooLong is why a connection was dropped whose server announced
+	// a reply longer than ZooKeeper's jute.maxbuffer default plus headroom
+	// (2 MiB): go-zookeeper would allocate what the length says, up to
+	// 4 GiB. The session reconnects, as after any broken connection.
+	ErrReplyTooLong = errors.New("zklock: reply too long")
+
 	// ErrUnlocked is returned by an acquire made WithFailOpen, with a
 	// non-nil Hold that is NOT exclusive, when ZooKeeper stayed unreachable
 	// for its bound.

@@ -50,7 +50,7 @@ func (q *queue) unreachable(err error) error {
 	switch f := q.s.failures.latest(); {
 	case f == nil:
 		return fmt.Errorf("%w: %w", ErrUnreachable, err)
-	case errors.Is(f, ErrTLSHandshake): // a configuration error, not unreachable
+	case f.configuration(): // not unreachable
 		return fmt.Errorf("%w; %w", err, f)
 	default:
 		return fmt.Errorf("%w: %w; %w", ErrUnreachable, err, f)

@@ -7,9 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -83,8 +81,8 @@ var settings = []setting{
 	{"servers", "ZKLOCK_SERVERS", "127.0.0.1:2181", "LIST", "comma-separated host:port list", applyServers},
 	{"namespace", "ZKLOCK_NAMESPACE", "", "NS", "root every PATH under /NS, as a Curator client built with namespace(NS);\n" +
 		"PATH, node paths and status are then relative to it (e.g. app, or app/sub)", applyNamespace},
-	{"session-timeout", "ZKLOCK_SESSION_TIMEOUT", "10s", "DUR", "ZooKeeper session timeout asked for",
-		durationSetting(func(c *config) *time.Duration { return &c.sessionTimeout }, false)},
+	{"session-timeout", "ZKLOCK_SESSION_TIMEOUT", "10s", "DUR", "ZooKeeper session timeout asked for (100ms to 596h; the server\n" +
+		"negotiates it into its range, 4s to 40s by default)", applySessionTimeout},
 	{"timeout", "ZKLOCK_TIMEOUT", "0", "DUR", "give up after DUR (connecting and waiting); 0 waits forever",
 		durationSetting(func(c *config) *time.Duration { return &c.timeout }, true)},
 	{"kill-grace", "", "5s", "DUR", "on lock loss: SIGTERM to the child, SIGKILL after DUR",
@@ -355,29 +353,26 @@ func applyServers(c *config, v string) error {
 		return errors.New("no servers")
 	}
 	for _, s := range c.servers {
-		if err := checkServer(s); err != nil {
-			return err
+		if err := zklock.ValidateServer(s); err != nil { // as Connect checks it, before anything connects
+			return errors.New(strings.TrimPrefix(err.Error(), zklock.ErrInvalidArgument.Error()+": "))
 		}
 	}
 	return nil
 }
 
-// checkServer checks one --servers entry as zklock.Connect does: HOST:PORT
-// with a port from 1 to 65535, or HOST alone for port 2181.
-func checkServer(s string) error {
-	if !strings.Contains(s, ":") {
-		return nil // go-zookeeper adds :2181
+// applySessionTimeout parses --session-timeout and checks it against the
+// range zklock.Connect accepts: outside it, a usage error, never an
+// unreachable ZooKeeper.
+func applySessionTimeout(c *config, v string) error {
+	d, err := time.ParseDuration(v)
+	switch {
+	case err != nil:
+		return errors.New("want a duration such as 500ms or 10s")
+	case d < zklock.MinSessionTimeout || d > zklock.MaxSessionTimeout:
+		return fmt.Errorf("want %v to %v (ZooKeeper's servers then negotiate it into their range, 4s to 40s by default)",
+			zklock.MinSessionTimeout, zklock.MaxSessionTimeout)
 	}
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return fmt.Errorf("%q: want HOST:PORT", s)
-	}
-	if host == "" {
-		return fmt.Errorf("%q: no host", s)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("%q: port %q is not a number from 1 to 65535", s, port)
-	}
+	c.sessionTimeout = d
 	return nil
 }
 

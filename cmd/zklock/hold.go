@@ -154,7 +154,7 @@ func (a *app) notAcquired(inv *invocation, err error) int {
 	case errors.Is(err, zklock.ErrLocked):
 		a.errorf("%s is held by another participant (--try): not acquired", inv.path)
 		return exitNotAcquired
-	case errors.Is(err, zklock.ErrTLSHandshake): // a configuration error, even if the wait also timed out
+	case errors.Is(err, zklock.ErrTLSHandshake), errors.Is(err, zklock.ErrNotZooKeeper): // a configuration error, even if the wait also timed out
 		a.errorf("%s not acquired: %v", inv.path, err)
 		return exitError
 	case errors.Is(err, context.DeadlineExceeded):
