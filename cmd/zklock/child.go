@@ -19,10 +19,12 @@ const (
 	envToken    = "ZKLOCK_FENCING_TOKEN"
 	envUnlocked = "ZKLOCK_UNLOCKED"
 	envNS       = "ZKLOCK_NAMESPACE" // also read as --namespace's variable
+	envAuth     = "ZKLOCK_AUTH"      // read as --auth's variable, never passed on
 )
 
 // childEnv is base without any inherited lock variables (a zklock run inside
-// another must not pass on its parent's), plus this hold's. ZKLOCK_PATH and
+// another must not pass on its parent's) nor the credentials of ZKLOCK_AUTH,
+// plus this hold's. ZKLOCK_PATH and
 // ZKLOCK_NODE are relative to the namespace ns, which is passed on as
 // ZKLOCK_NAMESPACE (and unset without one), so that a zklock run by CMD
 // names the same znodes with the same paths.
@@ -30,7 +32,7 @@ func childEnv(base []string, ns, path, node string, token int64) []string {
 	env := make([]string, 0, len(base)+4)
 	for _, kv := range base {
 		switch k, _, _ := strings.Cut(kv, "="); k {
-		case envPath, envNode, envToken, envUnlocked, envNS:
+		case envPath, envNode, envToken, envUnlocked, envNS, envAuth:
 			continue
 		}
 		env = append(env, kv)

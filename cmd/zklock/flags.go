@@ -87,7 +87,9 @@ var settings = []setting{
 		durationSetting(func(c *config) *time.Duration { return &c.timeout }, true)},
 	{"kill-grace", "", "5s", "DUR", "on lock loss: SIGTERM to the child, SIGKILL after DUR",
 		durationSetting(func(c *config) *time.Duration { return &c.killGrace }, true)},
-	{"auth", "ZKLOCK_AUTH", "", "SCHEME:CRED", "ZooKeeper auth, e.g. digest:user:password", applyAuth},
+	{"auth", envAuth, "", "SCHEME:CRED", "ZooKeeper auth, e.g. digest:user:password (visible in ps: prefer --auth-file)", applyAuth},
+	{"auth-file", "ZKLOCK_AUTH_FILE", "", "FILE", "read the ZooKeeper auth SCHEME:CRED from FILE, which only its owner\n" +
+		"may read or write (as ssh checks its keys)", applyAuthFile},
 	{"on-unreachable", "ZKLOCK_ON_UNREACHABLE", onUnreachableFail, "fail|run",
 		"no server answers within --timeout (10s if 0): fail exits 1;\n" +
 			"run runs CMD anyway, unlocked, with ZKLOCK_UNLOCKED=1 and no token (efficiency locks only);\n" +
@@ -336,6 +338,9 @@ func resolve(g *globals, getenv func(string) string) (config, error) {
 			}
 		}
 		if err := s.apply(&c, val); err != nil {
+			if s.flag == "auth" { // never print credentials
+				return config{}, usagef("invalid %s: %v", from, err)
+			}
 			return config{}, usagef("invalid %s %q: %v", from, val, err)
 		}
 	}
@@ -405,16 +410,22 @@ func applyNamespace(c *config, v string) error {
 }
 
 func applyAuth(c *config, v string) error {
+	c.auth = nil
 	if v == "" {
-		c.auth = nil
 		return nil
 	}
+	a, err := parseAuth(v)
+	c.auth = a
+	return err
+}
+
+// parseAuth parses SCHEME:CRED; its errors never quote the credentials.
+func parseAuth(v string) (*authSpec, error) {
 	scheme, cred, ok := strings.Cut(v, ":")
 	if !ok || scheme == "" {
-		return errors.New("want SCHEME:CRED, e.g. digest:user:password")
+		return nil, errors.New("want SCHEME:CRED, e.g. digest:user:password")
 	}
-	c.auth = &authSpec{scheme: scheme, cred: []byte(cred)}
-	return nil
+	return &authSpec{scheme: scheme, cred: []byte(cred)}, nil
 }
 
 // tlsConfig builds the TLS client configuration from the --tls-* flags:
