@@ -166,8 +166,11 @@ func WithData(b []byte) Option {
 	return func(c *lockConfig) { c.data, c.dataSet = b, true }
 }
 
-// WithACL sets the ACL of the lock's nodes and of the parents it creates.
-// Default: zk.WorldACL(zk.PermAll), open to all, as Curator's default.
+// WithACL sets the ACL of the lock's nodes and of the parents it creates
+// (nodes that exist already keep theirs): CreatorACL, CreatorWorldReadACL,
+// WorldACL, ParseACL's, or any other. An ACL that names the creator needs
+// the session's credentials (WithAuth). Default: WorldACL(), open to all,
+// as Curator's default.
 func WithACL(acl []zk.ACL) Option {
 	return func(c *lockConfig) {
 		if len(acl) > 0 {

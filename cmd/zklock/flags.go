@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zklock/zklock"
 )
@@ -58,7 +61,9 @@ type verbOpts struct {
 
 	view viewOpts // ui, ls (ui.go)
 
-	revocable bool // holding verbs: --revocable
+	revocable bool     // holding verbs: --revocable
+	acl       []zk.ACL // holding verbs: --acl (nil: the library's default, world)
+	aclText   string   // --acl as given
 }
 
 // invocation is a parsed command line.
@@ -164,6 +169,14 @@ func registerVerbFlags(fs *flag.FlagSet, v *verb, o *verbOpts) {
 	}
 	if v.holds {
 		fs.BoolVar(&o.revocable, "revocable", false, "end CMD when revocation is requested (zklock revoke)")
+		fs.Func("acl", "`ACL` of the nodes zklock creates: creator, creator,world:read, world (default), scheme:id:rwcda,...", func(v string) error {
+			acl, err := zklock.ParseACL(v)
+			if err != nil {
+				return errors.New(strings.TrimPrefix(err.Error(), zklock.ErrInvalidArgument.Error()+": "))
+			}
+			o.acl, o.aclText = acl, v
+			return nil
+		})
 	}
 }
 
@@ -271,6 +284,9 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 	}
 	if inv.cfg.tls, err = tlsConfig(&inv.cfg); err != nil {
 		return nil, err
+	}
+	if inv.cfg.auth == nil && slices.ContainsFunc(inv.opts.acl, func(a zk.ACL) bool { return a.Scheme == "auth" }) {
+		return nil, usagef("--acl %s gives the creator's credentials every right: it needs --auth, --auth-file or ZKLOCK_AUTH", inv.opts.aclText)
 	}
 	return inv, nil
 }
