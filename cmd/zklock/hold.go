@@ -202,7 +202,7 @@ func (a *app) cannotStart(err error) int {
 // holdUntilSignal is the no-CMD mode: print "NODE TOKEN", then hold until a
 // signal (release, exit 0) or the loss of the lock (exit 4).
 func (a *app) holdUntilSignal(h *zklock.Hold) int {
-	if _, err := fmt.Fprintf(a.stdout, "%s %d\n", h.Node(), h.Token()); err != nil {
+	if _, err := fmt.Fprintf(a.stdout, "%s %d\n", printable(h.Node()), h.Token()); err != nil {
 		a.errorf("write stdout: %v", err)
 		return exitError
 	}

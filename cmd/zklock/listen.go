@@ -89,7 +89,7 @@ func writeLeader(w io.Writer, inv *invocation, p zklock.Participant) error {
 			l.Leader = &leaderJSON{Node: p.Node, Kind: string(p.Kind), Sequence: p.Sequence,
 				FencingToken: p.Token, Session: sessionHex(p.Session), ID: dataText(p.Data)}
 		}
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(jsonSafe{w})
 		enc.SetEscapeHTML(false)
 		return enc.Encode(l)
 	}
@@ -97,7 +97,7 @@ func writeLeader(w io.Writer, inv *invocation, p zklock.Participant) error {
 		_, err := io.WriteString(w, "no leader\n")
 		return err
 	}
-	line := "leader " + p.Path + " " + strconv.FormatInt(p.Token, 10)
+	line := "leader " + printable(p.Path) + " " + strconv.FormatInt(p.Token, 10)
 	if id := printable(dataText(p.Data)); id != "" {
 		line += " " + id
 	}

@@ -17,6 +17,17 @@ import (
 // alice (digest) may use, and returns its path.
 func unreadableNode(t *testing.T, conn *zk.Conn, dir, name string) string {
 	t.Helper()
+	worldDirs(t, conn, dir)
+	node, err := conn.Create(dir+"/"+name, []byte("alice"), zk.FlagEphemeral|zk.FlagSequence,
+		zk.DigestACL(zk.PermAll, "alice", "secret"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Delete(node, -1) })
+	return node
+}
+
+// worldDirs makes dir and its missing parents, open to all.
+func worldDirs(t *testing.T, conn *zk.Conn, dir string) {
+	t.Helper()
 	for p := ""; p != dir; {
 		next := dir
 		if i := strings.Index(dir[len(p)+1:], "/"); i >= 0 {
@@ -27,11 +38,6 @@ func unreadableNode(t *testing.T, conn *zk.Conn, dir, name string) string {
 			require.NoError(t, err)
 		}
 	}
-	node, err := conn.Create(dir+"/"+name, []byte("alice"), zk.FlagEphemeral|zk.FlagSequence,
-		zk.DigestACL(zk.PermAll, "alice", "secret"))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.Delete(node, -1) })
-	return node
 }
 
 const protectedUUID = "_c_5d1e0c4a-7b1f-4c2e-9a0b-3c6f1e2d4a5b-"
@@ -108,4 +114,28 @@ func TestIntegration_ObserveUnreadableNode(t *testing.T) {
 	require.Contains(t, stdout, "(unreadable)")
 	require.Contains(t, stdout, "cannot be read")
 	require.Contains(t, stdout, "READ")
+}
+
+// Node data with C1 controls and bidi overrides reaches the terminal
+// escaped in status (table and JSON) and elect --listen (line and JSON).
+func TestIntegration_HostileDataQuoted(t *testing.T) {
+	t.Parallel()
+	_, conn, env := zkSetup(t)
+	const dir = "/locks/hostile"
+	worldDirs(t, conn, dir)
+	const data = "id\u009b2J\u202egnp.exe"
+	_, err := conn.Create(dir+"/"+protectedUUID+"lock-", []byte(data), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	for _, args := range [][]string{
+		{"status", dir}, {"status", dir, "--json"},
+		{"--timeout", "1s", "elect", "--listen", dir}, {"--timeout", "1s", "elect", "--listen", dir, "--json"},
+	} {
+		code, stdout, stderr := runZklock(t, env, args...)
+		require.Equal(t, exitOK, code, "%v: %s", args, stderr)
+		require.Contains(t, stdout, "id", args)
+		for _, r := range stdout {
+			require.False(t, r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r < 0x20 && r != '\n' && r != '\t',
+				"%v: %q in %q", args, r, stdout)
+		}
+	}
 }

@@ -88,7 +88,7 @@ func runLs(a *app, inv *invocation) int {
 // one object per line when watching).
 func writeOverview(w io.Writer, o lockview.Overview, asJSON, watching bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(jsonSafe{w})
 		enc.SetEscapeHTML(false)
 		if !watching {
 			enc.SetIndent("", "  ")
@@ -108,9 +108,9 @@ func writeOverview(w io.Writer, o lockview.Overview, asJSON, watching bool) erro
 	if watching {
 		fmt.Fprintf(&b, "-- %s\n", o.At.Local().Format(time.TimeOnly))
 	}
-	fmt.Fprintf(&b, "%s%s: %d lock(s), %d held, %d waiting\n", o.Root, ns, len(o.Locks), held, waiting)
+	fmt.Fprintf(&b, "%s%s: %d lock(s), %d held, %d waiting\n", printable(o.Root), ns, len(o.Locks), held, waiting)
 	if o.Problem != "" {
-		fmt.Fprintf(&b, "note: %s\n", o.Problem)
+		fmt.Fprintf(&b, "note: %s\n", escapeControls(o.Problem))
 	}
 	if len(o.Locks) > 0 {
 		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
@@ -145,7 +145,7 @@ func writeOverview(w io.Writer, o lockview.Overview, asJSON, watching bool) erro
 		}
 		for _, l := range o.Locks {
 			if l.Problem != "" {
-				fmt.Fprintf(&b, "note: %s: %s\n", printable(l.Path), printable(l.Problem))
+				fmt.Fprintf(&b, "note: %s: %s\n", printable(l.Path), escapeControls(l.Problem))
 			}
 		}
 	}

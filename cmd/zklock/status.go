@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -103,7 +102,7 @@ func runStatus(a *app, inv *invocation) int {
 }
 
 func writeStatusJSON(w io.Writer, st statusJSON) error {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(jsonSafe{w})
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(st)
@@ -115,7 +114,7 @@ func writeStatusTable(w io.Writer, st statusJSON) error {
 	if st.Namespace != "" {
 		ns = " (namespace " + st.Namespace + ")"
 	}
-	if _, err := fmt.Fprintf(w, "%s%s: %d participant(s)\n", st.Path, ns, len(st.Participants)); err != nil {
+	if _, err := fmt.Fprintf(w, "%s%s: %d participant(s)\n", printable(st.Path), ns, len(st.Participants)); err != nil {
 		return err
 	}
 	if len(st.Participants) == 0 {
@@ -130,21 +129,10 @@ func writeStatusTable(w io.Writer, st statusJSON) error {
 		}
 		data := printable(p.Data)
 		if p.Error != "" {
-			data = "(unreadable: " + printable(p.Error) + ")"
+			data = "(unreadable: " + escapeControls(p.Error) + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", printable(p.Node), p.Kind, p.Sequence, p.FencingToken,
 			p.Session, holds, data)
 	}
 	return tw.Flush()
-}
-
-// printable quotes data that would break the table (tabs, newlines, other
-// control characters).
-func printable(s string) string {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return strconv.Quote(s)
-		}
-	}
-	return s
 }
