@@ -241,8 +241,13 @@ func (w *waiter) probe() step {
 func (w *waiter) watchDir() step {
 	held, err := w.q.watchDir(w.ctx, w.e)
 	switch {
+	case err != nil && w.ctx.Err() != nil:
+		return w.fail(context.Cause(w.ctx))
+	case permanent(err):
+		return w.fail(refused(err, accessList, w.e.dir, "the lock directory"))
 	case err != nil:
-		return w.fail(err)
+		w.attempt = w.q.s.cfg.retry.wait(w.ctx, w.attempt)
+		return stepList // listing again reports or retries the error
 	case held:
 		return stepHold
 	}
