@@ -3,54 +3,15 @@ package zklock_test
 import (
 	"context"
 	"encoding/binary"
-	"io"
-	"net"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/badpeer"
 )
-
-// answering returns the address of a loopback server that reads the
-// ConnectRequest of each connection and writes reply, then keeps the
-// connection open until the test ends.
-func answering(t *testing.T, reply []byte) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	wg.Go(func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer c.Close()
-				var n [4]byte
-				if _, err := io.ReadFull(c, n[:]); err != nil {
-					return
-				}
-				if _, err := io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint32(n[:]))); err != nil {
-					return
-				}
-				_, _ = c.Write(reply)
-				<-done
-			})
-		}
-	})
-	t.Cleanup(func() {
-		l.Close()
-		close(done)
-		wg.Wait()
-	})
-	return l.Addr().String()
-}
 
 // A server that is not ZooKeeper is a configuration error of its own kind,
 // never "unreachable": waits fail with ErrNotZooKeeper and a *ConnectError,
@@ -61,17 +22,16 @@ func TestNotZooKeeper(t *testing.T) {
 		return append(binary.BigEndian.AppendUint32(nil, uint32(len(payload))), payload...)
 	}
 	cases := map[string]string{
-		// An HTTP server that answers the binary request at once, as nginx
-		// does (400). One that waits for a line's end says nothing: as a
-		// hung server, it is unreachable.
-		"http":         answering(t, []byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")),
-		"4 GiB length": answering(t, []byte{0xff, 0xff, 0xff, 0xff}),
-		"2 GiB length": answering(t, []byte{0x7f, 0xff, 0xff, 0xff}),
-		"short frame":  answering(t, frame(1, 2, 3, 4, 5, 6, 7, 8)),
+		// One that waits for a line's end says nothing: as a hung server,
+		// it is unreachable.
+		"http":         badpeer.Replying(t, badpeer.HTTP400),
+		"4 GiB length": badpeer.Replying(t, []byte{0xff, 0xff, 0xff, 0xff}),
+		"2 GiB length": badpeer.Replying(t, []byte{0x7f, 0xff, 0xff, 0xff}),
+		"short frame":  badpeer.Replying(t, frame(1, 2, 3, 4, 5, 6, 7, 8)),
 	}
 	bad := frame(make([]byte, 37)...)
 	bad[4+3] = 9 // protocol version 9
-	cases["bad version"] = answering(t, bad)
+	cases["bad version"] = badpeer.Replying(t, bad)
 	for name, addr := range cases {
 		t.Run(name, func(t *testing.T) {
 			var before runtime.MemStats

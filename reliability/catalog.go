@@ -144,6 +144,14 @@ func Scenarios(mode Mode) []*Scenario {
 	s24.Nemesis = pgNemesis(d(0, 5*s, 7*s), T+T/2, d(0, 9*s, 10*s))
 	out = append(out, s24)
 
+	s25 := base("S25", "creator ACLs, intruder without credentials, leader SIGKILL", 3, d(0, 30*s, 120*s))
+	// Holders authenticate and create every node with Curator's
+	// CREATOR_ALL_ACL; an unauthenticated client tries to list, read,
+	// revoke, delete, queue and create in the same directories throughout.
+	s25.Session, s25.Auth, s25.ACL = T2, "digest:team:s3cret", "creator"
+	s25.Nemesis = Together(KillLeader(d(0, 8*s, 10*s), 3*s), Intruder(200*time.Millisecond))
+	out = append(out, s25)
+
 	s8 := base("S8", "dropped create replies", 1, d(0, 10*s, 60*s))
 	s8.Proxies = true
 	s8.Nemesis = DropCreates(d(0, 500*time.Millisecond, 500*time.Millisecond))

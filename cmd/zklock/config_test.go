@@ -3,51 +3,14 @@
 package main
 
 import (
-	"encoding/binary"
-	"io"
-	"net"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-)
 
-// replyingAddr returns the address of a loopback server that reads each
-// connection's first frame (the ConnectRequest) and answers reply.
-func replyingAddr(t *testing.T, reply []byte) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	wg.Go(func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer c.Close()
-				var n [4]byte
-				if _, err := io.ReadFull(c, n[:]); err == nil {
-					if _, err := io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint32(n[:]))); err == nil {
-						_, _ = c.Write(reply)
-					}
-				}
-				<-done
-			})
-		}
-	})
-	t.Cleanup(func() {
-		l.Close()
-		close(done)
-		wg.Wait()
-	})
-	return l.Addr().String()
-}
+	"github.com/zklock/zklock/internal/badpeer"
+)
 
 // Configuration errors never pass for an unreachable ZooKeeper, so
 // --on-unreachable run never runs CMD on them: a session timeout out of
@@ -55,8 +18,8 @@ func replyingAddr(t *testing.T, reply []byte) string {
 // connects; a server that is not ZooKeeper exits 1, CMD not run.
 func TestCLIConfigurationErrorsNeverRunUnlocked(t *testing.T) {
 	t.Parallel()
-	http := replyingAddr(t, []byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
-	huge := replyingAddr(t, []byte{0xff, 0xff, 0xff, 0xff})
+	http := badpeer.Replying(t, badpeer.HTTP400)
+	huge := badpeer.Replying(t, []byte{0xff, 0xff, 0xff, 0xff})
 	tests := []struct {
 		name string
 		args []string
