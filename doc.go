@@ -41,6 +41,16 @@
 //     only when it reaches a server again, long after another may have
 //     taken the lock. Use it only with fencing.
 //
+// For comparison, with a 10 s session: zklock's default declares a silent
+// session's holds lost after 6.7 s (⅔), 3.3 s before the servers may
+// expire it at 10 s; ZooKeeper's Java client, since 3.9.3 (ZOOKEEPER-4508),
+// declares its own session expired after 13.3 s (4/3) without a server,
+// 3.3 s after the servers may have given its locks to another. The Java
+// client's figure is when it stops trying the session, not a safety bound:
+// Curator tells a lock holder of the loss earlier, when the connection
+// drops ("standard" policy, zklock's limit 0) or, with the "session"
+// policy, at that expiry.
+//
 // Servers that end a session while its client is still connected (an
 // operator, another client with its credentials) hand its locks over at
 // once, while the old holder waits out its limit: sessions used for

@@ -71,102 +71,104 @@ func nextLeader(t *testing.T, obs <-chan zklock.Participant, want string) zklock
 // leadership over both ways: our session closed while leading, the Curator
 // process killed while leading, our latch closed, Curator's latch closed.
 func TestIntegration_LeaderLatchCurator(t *testing.T) {
-	c := zktest.Start(t)
-	const path = "/latch/curator"
-	ctx := ctxTimeout(t, 2*time.Minute)
-	watcher := connect(t, c)
-	obsCtx, stopObs := context.WithCancel(ctx)
-	defer stopObs()
-	observerLatch := newLatch(t, watcher, path, "never-started")
-	obs := observerLatch.Observe(obsCtx)
-	first := <-obs
-	require.Empty(t, first.Node, "no leader yet")
+	peers.Each(t, func(t *testing.T, g *peers.Generation) {
+		c := zktest.Start(t)
+		const path = "/latch/curator"
+		ctx := ctxTimeout(t, 2*time.Minute)
+		watcher := connect(t, c)
+		obsCtx, stopObs := context.WithCancel(ctx)
+		defer stopObs()
+		observerLatch := newLatch(t, watcher, path, "never-started")
+		obs := observerLatch.Observe(obsCtx)
+		first := <-obs
+		require.Empty(t, first.Node, "no leader yet")
 
-	// go-A leads; its node is Curator's latch node, its token the czxid.
-	sA := connect(t, c, zklock.WithLossLimit(0))
-	a := newLatch(t, sA, path, "go-A")
-	require.False(t, a.HasLeadership())
-	require.NoError(t, a.Start(ctx))
-	hA, err := a.Await(ctx)
-	require.NoError(t, err)
-	require.True(t, a.HasLeadership())
-	ps, err := a.Participants(ctx)
-	require.NoError(t, err)
-	require.Len(t, ps, 1)
-	require.Regexp(t, latchNode, ps[0].Node)
-	require.Equal(t, zklock.KindLatch, ps[0].Kind)
-	require.Equal(t, hA.Node(), ps[0].Path)
-	require.Equal(t, hA.Token(), ps[0].Token, "the token is the node's czxid")
-	require.Equal(t, "go-A", string(ps[0].Data))
-	require.Equal(t, hA.Node(), nextLeader(t, obs, "go-A").Path)
+		// go-A leads; its node is Curator's latch node, its token the czxid.
+		sA := connect(t, c, zklock.WithLossLimit(0))
+		a := newLatch(t, sA, path, "go-A")
+		require.False(t, a.HasLeadership())
+		require.NoError(t, a.Start(ctx))
+		hA, err := a.Await(ctx)
+		require.NoError(t, err)
+		require.True(t, a.HasLeadership())
+		ps, err := a.Participants(ctx)
+		require.NoError(t, err)
+		require.Len(t, ps, 1)
+		require.Regexp(t, latchNode, ps[0].Node)
+		require.Equal(t, zklock.KindLatch, ps[0].Kind)
+		require.Equal(t, hA.Node(), ps[0].Path)
+		require.Equal(t, hA.Token(), ps[0].Token, "the token is the node's czxid")
+		require.Equal(t, "go-A", string(ps[0].Data))
+		require.Equal(t, hA.Node(), nextLeader(t, obs, "go-A").Path)
 
-	// Curator joins behind go-A and agrees on the leader.
-	cur := peers.Curator(t, c.ConnectString(), sessionTimeout)
-	cur.Must(t, "latch C1 "+path+" curator-1")
-	waitLatchIDs(t, a, "go-A", "curator-1")
-	require.Equal(t, "go-A,curator-1", cur.Must(t, "participants C1"))
-	require.Equal(t, "go-A", cur.Must(t, "leaderid C1"))
-	require.Equal(t, "false", cur.Must(t, "haslatch C1"))
+		// Curator joins behind go-A and agrees on the leader.
+		cur := g.Curator(t, c.ConnectString(), sessionTimeout)
+		cur.Must(t, "latch C1 "+path+" curator-1")
+		waitLatchIDs(t, a, "go-A", "curator-1")
+		require.Equal(t, "go-A,curator-1", cur.Must(t, "participants C1"))
+		require.Equal(t, "go-A", cur.Must(t, "leaderid C1"))
+		require.Equal(t, "false", cur.Must(t, "haslatch C1"))
 
-	require.Empty(t, cur.Buffered(), "Curator led while go-A did")
+		require.Empty(t, cur.Buffered(), "Curator led while go-A did")
 
-	// Our session closes while leading: our term ends at once, Curator leads.
-	require.NoError(t, sA.Close())
-	require.ErrorIs(t, hA.Err(), zklock.ErrLost, "the term ended with the session")
-	ev, err := cur.WaitEvent(ctxTimeout(t, 20*time.Second), "C1", "leader")
-	require.NoError(t, err)
-	require.Equal(t, ev.Arg, nextLeader(t, obs, "curator-1").Path, "Curator's latch path is the observed leader's")
-	_, err = a.Await(ctx)
-	require.ErrorIs(t, err, zklock.ErrClosed)
-	require.NoError(t, a.Close())
+		// Our session closes while leading: our term ends at once, Curator leads.
+		require.NoError(t, sA.Close())
+		require.ErrorIs(t, hA.Err(), zklock.ErrLost, "the term ended with the session")
+		ev, err := cur.WaitEvent(ctxTimeout(t, 20*time.Second), "C1", "leader")
+		require.NoError(t, err)
+		require.Equal(t, ev.Arg, nextLeader(t, obs, "curator-1").Path, "Curator's latch path is the observed leader's")
+		_, err = a.Await(ctx)
+		require.ErrorIs(t, err, zklock.ErrClosed)
+		require.NoError(t, a.Close())
 
-	// go-B queues behind Curator, which is killed while leading: go-B leads
-	// once Curator's session has expired.
-	sB := connect(t, c, zklock.WithLossLimit(0))
-	b := newLatch(t, sB, path, "go-B")
-	require.NoError(t, b.Start(ctx))
-	waitLatchIDs(t, b, "curator-1", "go-B")
-	require.False(t, b.HasLeadership(), "go-B leads while Curator does")
-	cur.Kill()
-	hB, err := b.Await(ctx)
-	require.NoError(t, err)
-	require.Greater(t, hB.Token(), hA.Token())
-	require.Equal(t, hB.Node(), nextLeader(t, obs, "go-B").Path)
+		// go-B queues behind Curator, which is killed while leading: go-B leads
+		// once Curator's session has expired.
+		sB := connect(t, c, zklock.WithLossLimit(0))
+		b := newLatch(t, sB, path, "go-B")
+		require.NoError(t, b.Start(ctx))
+		waitLatchIDs(t, b, "curator-1", "go-B")
+		require.False(t, b.HasLeadership(), "go-B leads while Curator does")
+		cur.Kill()
+		hB, err := b.Await(ctx)
+		require.NoError(t, err)
+		require.Greater(t, hB.Token(), hA.Token())
+		require.Equal(t, hB.Node(), nextLeader(t, obs, "go-B").Path)
 
-	// A new Curator latch queues behind go-B; go-B closes; Curator leads,
-	// after go-B's term ended.
-	cur2 := peers.Curator(t, c.ConnectString(), sessionTimeout)
-	cur2.Must(t, "latch C2 "+path+" curator-2")
-	waitLatchIDs(t, b, "go-B", "curator-2")
-	require.Equal(t, "go-B", cur2.Must(t, "leaderid C2"))
-	require.Empty(t, cur2.Buffered(), "Curator led while go-B did")
-	require.NoError(t, b.Close())
-	require.ErrorIs(t, hB.Err(), zklock.ErrReleased)
-	require.False(t, b.HasLeadership())
-	_, err = cur2.WaitEvent(ctxTimeout(t, 20*time.Second), "C2", "leader")
-	require.NoError(t, err)
-	nextLeader(t, obs, "curator-2")
+		// A new Curator latch queues behind go-B; go-B closes; Curator leads,
+		// after go-B's term ended.
+		cur2 := g.Curator(t, c.ConnectString(), sessionTimeout)
+		cur2.Must(t, "latch C2 "+path+" curator-2")
+		waitLatchIDs(t, b, "go-B", "curator-2")
+		require.Equal(t, "go-B", cur2.Must(t, "leaderid C2"))
+		require.Empty(t, cur2.Buffered(), "Curator led while go-B did")
+		require.NoError(t, b.Close())
+		require.ErrorIs(t, hB.Err(), zklock.ErrReleased)
+		require.False(t, b.HasLeadership())
+		_, err = cur2.WaitEvent(ctxTimeout(t, 20*time.Second), "C2", "leader")
+		require.NoError(t, err)
+		nextLeader(t, obs, "curator-2")
 
-	// go-C queues behind Curator, whose latch is closed: go-C leads.
-	sC := connect(t, c, zklock.WithLossLimit(0))
-	cl := newLatch(t, sC, path, "go-C")
-	require.NoError(t, cl.Start(ctx))
-	waitLatchIDs(t, cl, "curator-2", "go-C")
-	require.False(t, cl.HasLeadership())
-	cur2.Must(t, "closelatch C2")
-	hC, err := cl.Await(ctx)
-	require.NoError(t, err)
-	require.Greater(t, hC.Token(), hB.Token())
-	nextLeader(t, obs, "go-C")
-	require.NoError(t, cl.Close())
-	p := <-obs
-	require.Empty(t, p.Node, "no leader after the last latch closed")
+		// go-C queues behind Curator, whose latch is closed: go-C leads.
+		sC := connect(t, c, zklock.WithLossLimit(0))
+		cl := newLatch(t, sC, path, "go-C")
+		require.NoError(t, cl.Start(ctx))
+		waitLatchIDs(t, cl, "curator-2", "go-C")
+		require.False(t, cl.HasLeadership())
+		cur2.Must(t, "closelatch C2")
+		hC, err := cl.Await(ctx)
+		require.NoError(t, err)
+		require.Greater(t, hC.Token(), hB.Token())
+		nextLeader(t, obs, "go-C")
+		require.NoError(t, cl.Close())
+		p := <-obs
+		require.Empty(t, p.Node, "no leader after the last latch closed")
 
-	// Nothing left behind; the observer's channel closes with its context.
-	require.Empty(t, children(t, watcher.Conn(), path))
-	stopObs()
-	for range obs {
-	}
+		// Nothing left behind; the observer's channel closes with its context.
+		require.Empty(t, children(t, watcher.Conn(), path))
+		stopObs()
+		for range obs {
+		}
+	})
 }
 
 // After its session expires, a leading latch rejoins at the back of the

@@ -212,87 +212,89 @@ func TestIntegration_LeaderChurn(t *testing.T) {
 }
 
 func TestIntegration_LeaderCuratorTakesTurns(t *testing.T) {
-	c := zktest.Start(t)
-	const path = "/election/curator"
-	cur := peers.Curator(t, c.ConnectString(), sessionTimeout)
-	r := newRecorder()
-	r.peer = cur
-	ctx, cancel := context.WithCancel(context.Background())
-	var runs sync.WaitGroup
-	t.Cleanup(func() { cancel(); runs.Wait() })
-	var ours [2]*zklock.LeaderElection
-	for i, id := range []string{"go-A", "go-B"} {
-		s := connect(t, c)
-		e, err := zklock.NewLeaderElection(s, path, id, zklock.WithRequeue())
-		require.NoError(t, err)
-		ours[i] = e
-		runs.Go(func() {
-			if err := e.Run(ctx, r.lead(id, e, s, nil)); !errors.Is(err, context.Canceled) {
-				r.problem("%s: Run returned %v", id, err)
+	peers.Each(t, func(t *testing.T, g *peers.Generation) {
+		c := zktest.Start(t)
+		const path = "/election/curator"
+		cur := g.Curator(t, c.ConnectString(), sessionTimeout)
+		r := newRecorder()
+		r.peer = cur
+		ctx, cancel := context.WithCancel(context.Background())
+		var runs sync.WaitGroup
+		t.Cleanup(func() { cancel(); runs.Wait() })
+		var ours [2]*zklock.LeaderElection
+		for i, id := range []string{"go-A", "go-B"} {
+			s := connect(t, c)
+			e, err := zklock.NewLeaderElection(s, path, id, zklock.WithRequeue())
+			require.NoError(t, err)
+			ours[i] = e
+			runs.Go(func() {
+				if err := e.Run(ctx, r.lead(id, e, s, nil)); !errors.Is(err, context.Canceled) {
+					r.problem("%s: Run returned %v", id, err)
+				}
+			})
+			if i == 0 {
+				require.Equal(t, "go-A", r.next(t, 20*time.Second).who)
 			}
-		})
-		if i == 0 {
-			require.Equal(t, "go-A", r.next(t, 20*time.Second).who)
 		}
-	}
-	waitParticipants := func(n int) []string {
-		var ids []string
-		require.Eventually(t, func() bool {
-			ps, err := ours[0].Participants(ctx)
-			ids = ids[:0]
-			for _, p := range ps {
-				ids = append(ids, p.ID())
+		waitParticipants := func(n int) []string {
+			var ids []string
+			require.Eventually(t, func() bool {
+				ps, err := ours[0].Participants(ctx)
+				ids = ids[:0]
+				for _, p := range ps {
+					ids = append(ids, p.ID())
+				}
+				return err == nil && len(ps) == n
+			}, 20*time.Second, 5*time.Millisecond)
+			return ids
+		}
+		noneOfOursLive := func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			for _, tm := range r.terms {
+				require.Error(t, tm.ctx.Err(), "%s is live while Curator leads", tm.who)
 			}
-			return err == nil && len(ps) == n
-		}, 20*time.Second, 5*time.Millisecond)
-		return ids
-	}
-	noneOfOursLive := func() {
+		}
+		waitParticipants(2)
+		for round := 1; round <= 3; round++ {
+			cname, cid := fmt.Sprintf("C%d", round), fmt.Sprintf("curator-%d", round)
+			cur.Must(t, fmt.Sprintf("leader %s %s %s", cname, path, cid))
+			require.Equal(t, []string{"go-A", "go-B", cid}, waitParticipants(3))
+			require.Equal(t, "go-A", cur.Must(t, "leaderid "+cname), "Curator reads our id from our node")
+
+			// go-A resigns: go-B, the next in line, leads; Curator still waits.
+			require.NoError(t, ours[0].Resign())
+			tm := r.next(t, 10*time.Second)
+			require.Equal(t, "go-B", tm.who)
+			for _, ev := range tm.peerLog {
+				require.NotEqual(t, cname+" leader", ev.String(), "Curator led before go-B")
+			}
+			// go-B resigns: Curator leads, with none of ours live.
+			require.NoError(t, ours[1].Resign())
+			_, err := cur.WaitEvent(ctxTimeout(t, 10*time.Second), cname, "leader")
+			require.NoError(t, err)
+			noneOfOursLive()
+			l, err := ours[1].Leader(ctx)
+			require.NoError(t, err)
+			require.Equal(t, cid, l.ID(), "we read Curator's id from its node")
+			require.Equal(t, []string{cid, "go-A", "go-B"}, waitParticipants(3))
+
+			// Curator resigns: go-A leads, only after Curator's term ended.
+			cur.Must(t, "resign "+cname)
+			tm = r.next(t, 10*time.Second)
+			require.Equal(t, "go-A", tm.who)
+			require.Contains(t, fmt.Sprint(tm.peerLog), cname+" notleader", "go-A led before Curator's term ended")
+			_, err = cur.WaitEvent(ctxTimeout(t, 10*time.Second), cname, "notleader")
+			require.NoError(t, err)
+			waitParticipants(2)
+		}
+		cancel()
+		runs.Wait()
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		for _, tm := range r.terms {
-			require.Error(t, tm.ctx.Err(), "%s is live while Curator leads", tm.who)
-		}
-	}
-	waitParticipants(2)
-	for round := 1; round <= 3; round++ {
-		cname, cid := fmt.Sprintf("C%d", round), fmt.Sprintf("curator-%d", round)
-		cur.Must(t, fmt.Sprintf("leader %s %s %s", cname, path, cid))
-		require.Equal(t, []string{"go-A", "go-B", cid}, waitParticipants(3))
-		require.Equal(t, "go-A", cur.Must(t, "leaderid "+cname), "Curator reads our id from our node")
-
-		// go-A resigns: go-B, the next in line, leads; Curator still waits.
-		require.NoError(t, ours[0].Resign())
-		tm := r.next(t, 10*time.Second)
-		require.Equal(t, "go-B", tm.who)
-		for _, ev := range tm.peerLog {
-			require.NotEqual(t, cname+" leader", ev.String(), "Curator led before go-B")
-		}
-		// go-B resigns: Curator leads, with none of ours live.
-		require.NoError(t, ours[1].Resign())
-		_, err := cur.WaitEvent(ctxTimeout(t, 10*time.Second), cname, "leader")
-		require.NoError(t, err)
-		noneOfOursLive()
-		l, err := ours[1].Leader(ctx)
-		require.NoError(t, err)
-		require.Equal(t, cid, l.ID(), "we read Curator's id from its node")
-		require.Equal(t, []string{cid, "go-A", "go-B"}, waitParticipants(3))
-
-		// Curator resigns: go-A leads, only after Curator's term ended.
-		cur.Must(t, "resign "+cname)
-		tm = r.next(t, 10*time.Second)
-		require.Equal(t, "go-A", tm.who)
-		require.Contains(t, fmt.Sprint(tm.peerLog), cname+" notleader", "go-A led before Curator's term ended")
-		_, err = cur.WaitEvent(ctxTimeout(t, 10*time.Second), cname, "notleader")
-		require.NoError(t, err)
-		waitParticipants(2)
-	}
-	cancel()
-	runs.Wait()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	require.Empty(t, r.problems)
-	require.Len(t, r.terms, 1+3*2)
+		require.Empty(t, r.problems)
+		require.Len(t, r.terms, 1+3*2)
+	})
 }
 
 func TestIntegration_LeaderRunResults(t *testing.T) {

@@ -119,26 +119,28 @@ func TestIntegration_RevokeBadInput(t *testing.T) {
 // Curator's Revoker.attemptRevoke reaches our revocable holder, and our
 // Revoke reaches a revocable Curator InterProcessMutex's listener.
 func TestIntegration_RevokeCuratorInterop(t *testing.T) {
-	c := zktest.Start(t)
-	s := connect(t, c)
-	cur := peers.Curator(t, c.ConnectString(), 10*time.Second)
+	peers.Each(t, func(t *testing.T, g *peers.Generation) {
+		c := zktest.Start(t)
+		s := connect(t, c)
+		cur := g.Curator(t, c.ConnectString(), 10*time.Second)
 
-	t.Run("curator revokes ours", func(t *testing.T) {
-		h, err := newMutex(t, s, "/revoke/curator-ours", zklock.WithRevocable()).Lock(ctxTimeout(t, 10*time.Second))
-		require.NoError(t, err)
-		notRevoked(t, h)
-		cur.Must(t, "revoke "+h.Node())
-		revoked(t, h)
-		require.NoError(t, h.Release())
-	})
-	t.Run("we revoke curator", func(t *testing.T) {
-		cur.Must(t, "mutex R /revoke/curator-theirs")
-		cur.Must(t, "revocable R")
-		cur.Must(t, "acquire R")
-		ev := waitEvent(t, cur, "R", "acquired")
-		require.Empty(t, eventsFor(cur, "R"))
-		require.NoError(t, zklock.Revoke(ctxTimeout(t, 10*time.Second), s, ev.Arg))
-		waitEvent(t, cur, "R", "revoke-requested")
-		cur.Must(t, "release R")
+		t.Run("curator revokes ours", func(t *testing.T) {
+			h, err := newMutex(t, s, "/revoke/curator-ours", zklock.WithRevocable()).Lock(ctxTimeout(t, 10*time.Second))
+			require.NoError(t, err)
+			notRevoked(t, h)
+			cur.Must(t, "revoke "+h.Node())
+			revoked(t, h)
+			require.NoError(t, h.Release())
+		})
+		t.Run("we revoke curator", func(t *testing.T) {
+			cur.Must(t, "mutex R /revoke/curator-theirs")
+			cur.Must(t, "revocable R")
+			cur.Must(t, "acquire R")
+			ev := waitEvent(t, cur, "R", "acquired")
+			require.Empty(t, eventsFor(cur, "R"))
+			require.NoError(t, zklock.Revoke(ctxTimeout(t, 10*time.Second), s, ev.Arg))
+			waitEvent(t, cur, "R", "revoke-requested")
+			cur.Must(t, "release R")
+		})
 	})
 }

@@ -110,83 +110,87 @@ func mix(t *testing.T, admin *zk.Conn, n, rounds int, ours []func(context.Contex
 // Curator InterProcessSemaphoreMutex and our SemaphoreMutex on one path
 // never both hold.
 func TestIntegration_CuratorSemaphoreMutexInterop(t *testing.T) {
-	c := zktest.Start(t)
-	admin := c.Connect(t, sessionTimeout)
-	s1, s2 := connect(t, c), connect(t, c)
-	const path = "/sem/curator-mutex"
-	cur := peers.Curator(t, c.ConnectString(), 10*time.Second)
-	names := []string{"A", "B", "C"}
-	for _, name := range names {
-		cur.Must(t, "semmutex "+name+" "+path)
-	}
-	m := newSemMutex(t, s1, path)
+	peers.Each(t, func(t *testing.T, g *peers.Generation) {
+		c := zktest.Start(t)
+		admin := c.Connect(t, sessionTimeout)
+		s1, s2 := connect(t, c), connect(t, c)
+		const path = "/sem/curator-mutex"
+		cur := g.Curator(t, c.ConnectString(), 10*time.Second)
+		names := []string{"A", "B", "C"}
+		for _, name := range names {
+			cur.Must(t, "semmutex "+name+" "+path)
+		}
+		m := newSemMutex(t, s1, path)
 
-	// Curator holds: we wait. Then we hold: Curator waits.
-	cur.Must(t, "acquire A")
-	ev := waitEvent(t, cur, "A", "acquired")
-	require.Regexp(t, `^`+path+`/leases/_c_[0-9a-f-]{36}-lease-\d{10}$`, ev.Arg)
-	_, err := m.TryLock(ctxTimeout(t, 10*time.Second))
-	require.ErrorIs(t, err, zklock.ErrLocked)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	_, err = m.Lock(ctx)
-	cancel()
-	require.ErrorIs(t, err, context.DeadlineExceeded, "we must wait while Curator holds")
-	require.Equal(t, []string{ev.Arg[len(path+"/leases/"):]}, children(t, admin, path+"/leases"))
-	cur.Must(t, "release A")
-	h, err := m.Lock(ctxTimeout(t, 10*time.Second))
-	require.NoError(t, err)
-	cur.Must(t, "acquire A 500")
-	waitEvent(t, cur, "A", "timeout")
-	require.Equal(t, []string{h.Node()[len(path+"/leases/"):]}, children(t, admin, path+"/leases"),
-		"Curator's timed-out lease is gone")
-	require.NoError(t, h.Release())
+		// Curator holds: we wait. Then we hold: Curator waits.
+		cur.Must(t, "acquire A")
+		ev := waitEvent(t, cur, "A", "acquired")
+		require.Regexp(t, `^`+path+`/leases/_c_[0-9a-f-]{36}-lease-\d{10}$`, ev.Arg)
+		_, err := m.TryLock(ctxTimeout(t, 10*time.Second))
+		require.ErrorIs(t, err, zklock.ErrLocked)
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		_, err = m.Lock(ctx)
+		cancel()
+		require.ErrorIs(t, err, context.DeadlineExceeded, "we must wait while Curator holds")
+		require.Equal(t, []string{ev.Arg[len(path+"/leases/"):]}, children(t, admin, path+"/leases"))
+		cur.Must(t, "release A")
+		h, err := m.Lock(ctxTimeout(t, 10*time.Second))
+		require.NoError(t, err)
+		cur.Must(t, "acquire A 500")
+		waitEvent(t, cur, "A", "timeout")
+		require.Equal(t, []string{h.Node()[len(path+"/leases/"):]}, children(t, admin, path+"/leases"),
+			"Curator's timed-out lease is gone")
+		require.NoError(t, h.Release())
 
-	// A mix of 3 and 3 contenders, 20 rounds each.
-	ours := []func(context.Context) (*zklock.Hold, error){
-		m.Lock, newSemMutex(t, s2, path).Lock, newSemMutex(t, s2, path).Lock,
-	}
-	occ := mix(t, admin, 1, 20, ours, cur, names)
-	t.Logf("%d acquisitions (Curator and ours), at most %d holder(s) at once", occ.total.Load(), occ.most.Load())
-	require.EqualValues(t, 1, occ.most.Load())
-	require.Empty(t, children(t, admin, path+"/leases"))
-	require.Empty(t, children(t, admin, path+"/locks"))
+		// A mix of 3 and 3 contenders, 20 rounds each.
+		ours := []func(context.Context) (*zklock.Hold, error){
+			m.Lock, newSemMutex(t, s2, path).Lock, newSemMutex(t, s2, path).Lock,
+		}
+		occ := mix(t, admin, 1, 20, ours, cur, names)
+		t.Logf("%d acquisitions (Curator and ours), at most %d holder(s) at once", occ.total.Load(), occ.most.Load())
+		require.EqualValues(t, 1, occ.most.Load())
+		require.Empty(t, children(t, admin, path+"/leases"))
+		require.Empty(t, children(t, admin, path+"/locks"))
+	})
 }
 
 // Curator InterProcessSemaphoreV2 with 2 leases and our Semaphore of 2 on
 // one path never exceed 2 holders together.
 func TestIntegration_CuratorSemaphoreInterop(t *testing.T) {
-	c := zktest.Start(t)
-	admin := c.Connect(t, sessionTimeout)
-	s1, s2 := connect(t, c), connect(t, c)
-	const path = "/sem/curator-v2"
-	cur := peers.Curator(t, c.ConnectString(), 10*time.Second)
-	names := []string{"A", "B", "C"}
-	for _, name := range names {
-		cur.Must(t, "semaphore "+name+" "+path+" 2")
-	}
-	ours := []func(context.Context) (*zklock.Hold, error){
-		newSemaphore(t, s1, path, 2).Acquire, newSemaphore(t, s2, path, 2).Acquire, newSemaphore(t, s2, path, 2).Acquire,
-	}
-	occ := mix(t, admin, 2, 20, ours, cur, names)
-	t.Logf("%d acquisitions (Curator and ours), at most %d holders at once", occ.total.Load(), occ.most.Load())
-	require.EqualValues(t, 2, occ.most.Load(), "holders never overlapped: the bound was not tested")
-	require.Empty(t, children(t, admin, path+"/leases"))
+	peers.Each(t, func(t *testing.T, g *peers.Generation) {
+		c := zktest.Start(t)
+		admin := c.Connect(t, sessionTimeout)
+		s1, s2 := connect(t, c), connect(t, c)
+		const path = "/sem/curator-v2"
+		cur := g.Curator(t, c.ConnectString(), 10*time.Second)
+		names := []string{"A", "B", "C"}
+		for _, name := range names {
+			cur.Must(t, "semaphore "+name+" "+path+" 2")
+		}
+		ours := []func(context.Context) (*zklock.Hold, error){
+			newSemaphore(t, s1, path, 2).Acquire, newSemaphore(t, s2, path, 2).Acquire, newSemaphore(t, s2, path, 2).Acquire,
+		}
+		occ := mix(t, admin, 2, 20, ours, cur, names)
+		t.Logf("%d acquisitions (Curator and ours), at most %d holders at once", occ.total.Load(), occ.most.Load())
+		require.EqualValues(t, 2, occ.most.Load(), "holders never overlapped: the bound was not tested")
+		require.Empty(t, children(t, admin, path+"/leases"))
 
-	// Both sides count each other's leases: ours hold both, Curator waits;
-	// a Curator semaphore wrongly configured with 3 leases does not, and the
-	// count above would have seen it.
-	held, err := newSemaphore(t, s1, path, 2).AcquireN(ctxTimeout(t, 10*time.Second), 2)
-	require.NoError(t, err)
-	cur.Must(t, "acquire A 500")
-	waitEvent(t, cur, "A", "timeout")
-	cur.Must(t, "semaphore X "+path+" 3")
-	cur.Must(t, "acquire X")
-	waitEvent(t, cur, "X", "acquired")
-	require.Len(t, children(t, admin, path+"/leases"), 3)
-	cur.Must(t, "release X")
-	for _, h := range held {
-		require.NoError(t, h.Release())
-	}
+		// Both sides count each other's leases: ours hold both, Curator waits;
+		// a Curator semaphore wrongly configured with 3 leases does not, and the
+		// count above would have seen it.
+		held, err := newSemaphore(t, s1, path, 2).AcquireN(ctxTimeout(t, 10*time.Second), 2)
+		require.NoError(t, err)
+		cur.Must(t, "acquire A 500")
+		waitEvent(t, cur, "A", "timeout")
+		cur.Must(t, "semaphore X "+path+" 3")
+		cur.Must(t, "acquire X")
+		waitEvent(t, cur, "X", "acquired")
+		require.Len(t, children(t, admin, path+"/leases"), 3)
+		cur.Must(t, "release X")
+		for _, h := range held {
+			require.NoError(t, h.Release())
+		}
+	})
 }
 
 // The stored lease count and Curator: a Curator InterProcessSemaphoreV2 of
@@ -195,46 +199,48 @@ func TestIntegration_CuratorSemaphoreInterop(t *testing.T) {
 // reads nor minds the data); one of ours with another count is refused
 // while Curator holds, without disturbing Curator's lease.
 func TestIntegration_CuratorSemaphoreLeaseCount(t *testing.T) {
-	c := zktest.Start(t)
-	admin := c.Connect(t, sessionTimeout)
-	s1, s2 := connect(t, c), connect(t, c)
-	const path = "/sem/curator-count"
-	cur := peers.Curator(t, c.ConnectString(), 10*time.Second)
-	for _, name := range []string{"A", "B"} {
-		cur.Must(t, "semaphore "+name+" "+path+" 2")
-	}
-	cur.Must(t, "acquire A")
-	leaseA := waitEvent(t, cur, "A", "acquired").Arg
-	data, _, err := admin.Get(path)
-	require.NoError(t, err)
-	require.Empty(t, data, "Curator leaves its semaphore's node empty")
+	peers.Each(t, func(t *testing.T, g *peers.Generation) {
+		c := zktest.Start(t)
+		admin := c.Connect(t, sessionTimeout)
+		s1, s2 := connect(t, c), connect(t, c)
+		const path = "/sem/curator-count"
+		cur := g.Curator(t, c.ConnectString(), 10*time.Second)
+		for _, name := range []string{"A", "B"} {
+			cur.Must(t, "semaphore "+name+" "+path+" 2")
+		}
+		cur.Must(t, "acquire A")
+		leaseA := waitEvent(t, cur, "A", "acquired").Arg
+		data, _, err := admin.Get(path)
+		require.NoError(t, err)
+		require.Empty(t, data, "Curator leaves its semaphore's node empty")
 
-	ours := newSemaphore(t, s1, path, 2)
-	h, err := ours.Acquire(ctxTimeout(t, 10*time.Second)) // the second lease
-	require.NoError(t, err)
-	data, _, err = admin.Get(path)
-	require.NoError(t, err)
-	require.Equal(t, "2", string(data))
-	cur.Must(t, "acquire B 500") // both leases held: Curator counts ours
-	waitEvent(t, cur, "B", "timeout")
+		ours := newSemaphore(t, s1, path, 2)
+		h, err := ours.Acquire(ctxTimeout(t, 10*time.Second)) // the second lease
+		require.NoError(t, err)
+		data, _, err = admin.Get(path)
+		require.NoError(t, err)
+		require.Equal(t, "2", string(data))
+		cur.Must(t, "acquire B 500") // both leases held: Curator counts ours
+		waitEvent(t, cur, "B", "timeout")
 
-	_, err = newSemaphore(t, s2, path, 3).Acquire(ctxTimeout(t, 10*time.Second))
-	require.ErrorIs(t, err, zklock.ErrInvalidArgument, "a third lease for a participant of 3")
-	want := []string{leaseA[len(path+"/leases/"):], h.Node()[len(path+"/leases/"):]}
-	require.Eventually(t, func() bool { return assert.ElementsMatch(noT{}, want, children(t, admin, path+"/leases")) },
-		10*time.Second, 10*time.Millisecond, "the refused participant's lease node is deleted")
+		_, err = newSemaphore(t, s2, path, 3).Acquire(ctxTimeout(t, 10*time.Second))
+		require.ErrorIs(t, err, zklock.ErrInvalidArgument, "a third lease for a participant of 3")
+		want := []string{leaseA[len(path+"/leases/"):], h.Node()[len(path+"/leases/"):]}
+		require.Eventually(t, func() bool { return assert.ElementsMatch(noT{}, want, children(t, admin, path+"/leases")) },
+			10*time.Second, 10*time.Millisecond, "the refused participant's lease node is deleted")
 
-	require.NoError(t, h.Release())
-	cur.Must(t, "acquire B") // Curator takes the lease ours returned
-	waitEvent(t, cur, "B", "acquired")
-	cur.Must(t, "release A")
-	cur.Must(t, "release B")
+		require.NoError(t, h.Release())
+		cur.Must(t, "acquire B") // Curator takes the lease ours returned
+		waitEvent(t, cur, "B", "acquired")
+		cur.Must(t, "release A")
+		cur.Must(t, "release B")
 
-	// Mixed rounds on the stored count, as in TestIntegration_CuratorSemaphoreInterop.
-	occ := mix(t, admin, 2, 10, []func(context.Context) (*zklock.Hold, error){ours.Acquire, newSemaphore(t, s2, path, 2).Acquire},
-		cur, []string{"A", "B"})
-	require.LessOrEqual(t, occ.most.Load(), int32(2))
-	require.Empty(t, children(t, admin, path+"/leases"))
+		// Mixed rounds on the stored count, as in TestIntegration_CuratorSemaphoreInterop.
+		occ := mix(t, admin, 2, 10, []func(context.Context) (*zklock.Hold, error){ours.Acquire, newSemaphore(t, s2, path, 2).Acquire},
+			cur, []string{"A", "B"})
+		require.LessOrEqual(t, occ.most.Load(), int32(2))
+		require.Empty(t, children(t, admin, path+"/leases"))
+	})
 }
 
 // noT is an assert.TestingT that reports nothing, for assertions used as

@@ -62,7 +62,7 @@ func (s *Session) restoresWatches() bool {
 }
 
 // tlsDialer runs TLS over d's connections, each handshake bounded by
-// handshake.
+// handshake; their failures carry the reason (see tlsreason.go).
 func tlsDialer(d zk.Dialer, cfg *tls.Config, handshake time.Duration) zk.Dialer {
 	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		raw, err := d(network, addr, timeout)
@@ -77,14 +77,16 @@ func tlsDialer(d zk.Dialer, cfg *tls.Config, handshake time.Duration) zk.Dialer 
 			}
 			tc.ServerName = host
 		}
+		req := &certRequest{}
+		tc.GetClientCertificate = req.choose(cfg)
 		ctx, cancel := context.WithTimeout(context.Background(), handshake)
 		defer cancel()
 		conn := tls.Client(raw, tc)
 		if err := conn.HandshakeContext(ctx); err != nil {
 			raw.Close()
-			return nil, &stageError{"TLS handshake", err}
+			return nil, &stageError{"TLS handshake", req.explain(err)}
 		}
-		return conn, nil
+		return &tlsConn{Conn: conn, req: req}, nil
 	}
 }
 
@@ -155,9 +157,18 @@ type replyScanner struct {
 func (r *replyScanner) feed(p []byte, c *tapConn) error {
 	if !r.init {
 		r.init = true
-		r.sc = wire.Scanner{Max: maxFrame, Head: wire.ReplyHeaderLen, Handshake: r.first}
+		r.sc = wire.Scanner{Max: maxFrame, Head: wire.ReplyHeaderLen, Handshake: r.first, Longer: notificationHead}
 	}
 	return r.sc.Feed(p, c.reply)
+}
+
+// notificationHead keeps the whole head a notification's path may fit in
+// (see Session.notified); other replies are yielded on their header.
+func notificationHead(head []byte) int {
+	if h, err := wire.ParseReplyHeader(head); err == nil && h.Xid == wire.XidWatchEvent && h.Zxid > 0 {
+		return wire.MaxHead
+	}
+	return 0
 }
 
 // broken reports whether the server's stream failed to parse.
@@ -362,6 +373,10 @@ func (c *tapConn) reply(f wire.Frame) {
 	}
 	h, err := wire.ParseReplyHeader(f.Head)
 	if err != nil {
+		return
+	}
+	if h.Xid == wire.XidWatchEvent {
+		c.s.notified(h.Zxid, f.Head[wire.ReplyHeaderLen:])
 		return
 	}
 	c.answered(h.Xid)

@@ -28,7 +28,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="$PATH:/usr/local/go/bin"
 GO=${GO:-go}
 session=2s
-jar=/usr/share/java/zookeeper.jar
 started_at=$(date +%s%N)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/zklock-demo.XXXXXX")
@@ -95,9 +94,10 @@ free_port() {
 }
 
 # --- dependencies and build ---
-if [ ! -f "$jar" ] || ! command -v java >/dev/null 2>&1; then
+if ! zk_classpath >/dev/null || ! command -v java >/dev/null 2>&1; then
 	"$root/scripts/install-deps.sh"
 fi
+cp=$(zk_classpath) || die "no ZooKeeper server jars for ZKTEST_ZK_VERSION=${ZKTEST_ZK_VERSION:-3.9} after install-deps"
 command -v "$GO" >/dev/null 2>&1 || { echo "demo: Go is not installed (looked for $GO)" >&2; exit 1; }
 (cd "$root" && "$GO" build -o "$work/bin/" ./examples/jobrunner)
 
@@ -110,7 +110,7 @@ mkdir -p "$work/zk"
 zk_config "$work/zk/zoo.cfg" "$work/zk" "$port" 100
 java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \
 	-Dzookeeper.admin.enableServer=false -Dzookeeper.4lw.commands.whitelist='*' \
-	-cp "$jar" org.apache.zookeeper.server.quorum.QuorumPeerMain "$work/zk/zoo.cfg" \
+	-cp "$cp" org.apache.zookeeper.server.quorum.QuorumPeerMain "$work/zk/zoo.cfg" \
 	>"$work/zk/zk.log" 2>&1 </dev/null &
 pids+=($!)
 say "starting ZooKeeper on 127.0.0.1:$port (tickTime 100ms, data in $work/zk)"
@@ -121,6 +121,7 @@ for _ in $(seq 1 300); do
 	sleep 0.05
 done
 zk_four "$port" srvr | grep -q '^Mode: ' || die "ZooKeeper did not start (see $work/zk/zk.log)"
+say "ZooKeeper $(zk_four "$port" srvr | sed -n 's/^Zookeeper version: \([0-9.]*\).*/\1/p') serves"
 
 # --- the database and three runners ---
 resource=/demo/jobrunner

@@ -14,7 +14,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 dir="$root/.tmp/zk-dev"
 port="${ZK_DEV_PORT:-2181}"
 pidfile="$dir/zk.pid"
-jar=/usr/share/java/zookeeper.jar
 
 # four <cmd>: send a four-letter word, print the answer (empty on failure).
 four() { zk_four "$port" "$1"; }
@@ -37,13 +36,13 @@ start() {
 		echo "zk-dev: 127.0.0.1:$port already serves a ZooKeeper not started by this script" >&2
 		return 1
 	fi
-	if [ ! -f "$jar" ] || ! command -v java >/dev/null 2>&1; then
+	if ! zk_classpath >/dev/null || ! command -v java >/dev/null 2>&1; then
 		"$root/scripts/install-deps.sh"
 	fi
 	mkdir -p "$dir/data"
 	zk_config "$dir/zoo.cfg" "$dir/data" "$port" 200
-	local cp=$jar
-	[ -f /usr/share/java/slf4j-simple.jar ] && cp="$cp:/usr/share/java/slf4j-simple.jar"
+	local cp
+	cp=$(zk_classpath) || { echo "zk-dev: no ZooKeeper server jars for ZKTEST_ZK_VERSION=${ZKTEST_ZK_VERSION:-3.9}" >&2; return 1; }
 	setsid java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \
 		-Dzookeeper.4lw.commands.whitelist='*' -Dzookeeper.admin.enableServer=false \
 		-Dzookeeper.extendedTypesEnabled=true -Dznode.container.checkIntervalMs=1000 \

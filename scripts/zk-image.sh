@@ -1,25 +1,31 @@
 #!/usr/bin/env bash
-# Build the ZooKeeper 3.8 image that zktest's containers backend runs, from
-# Debian bookworm packages, without any container registry:
+# Build the ZooKeeper images that zktest's containers backend runs, from
+# Debian packages, without any container registry:
 #   mmdebstrap (this machine's own Debian mirror, read from its apt sources)
 #   -> root file system tarball -> docker import (entrypoint, env, labels).
+# Both images share bookworm's root file system (Java, iproute2, iptables);
+#   3.8   runs bookworm's zookeeper package (3.8.0)
+#   3.9   adds Debian's newest ZooKeeper 3.9 jars from the cache that
+#         scripts/fetch-newer.sh fills (/var/cache/zklock, or $ZKLOCK_CACHE)
 #
-#   scripts/zk-image.sh           build (or reuse) and print the image's tag
-#   scripts/zk-image.sh --tag     print the tag the current recipe has, build nothing
-#   scripts/zk-image.sh --force   rebuild even if the tag exists
-#   scripts/zk-image.sh --if-engine   build, but only say so and succeed when no
-#                                     Docker engine answers (make test: the tests skip then)
+#   scripts/zk-image.sh [VERSION...]        build (or reuse) and print the tags
+#                                           (VERSION: 3.9, 3.8; default both)
+#   scripts/zk-image.sh --tag [VERSION...]  print the tags the current recipe has, build nothing
+#   scripts/zk-image.sh --force [VERSION...]   rebuild even if the tags exist
+#   scripts/zk-image.sh --if-engine [VERSION...]  build, but only say so and succeed when no
+#                                           Docker engine answers (make test: the tests skip then)
 #
-# The image is tagged zklock/zookeeper:3.8-<recipe hash> (a hash of this
-# script and of the mirrors it reads) and also zklock/zookeeper:3.8, the
-# name the containers backend runs by default (ZKTEST_IMAGE overrides it).
-# A second run with the same recipe finds the tag and returns in seconds.
+# Each image is tagged zklock/zookeeper:V-<recipe hash> (a hash of this
+# script, of the mirrors it reads and of the 3.9 jars' Debian version) and
+# also zklock/zookeeper:V, the name the containers backend runs for
+# ZKTEST_ZK_VERSION=V (ZKTEST_IMAGE overrides it). A second run with the
+# same recipe finds the tag and returns in seconds.
 # mmdebstrap is installed with apt-get when missing (as root).
 set -euo pipefail
 
 repo="zklock/zookeeper"
-alias_tag="$repo:3.8"
 suite="bookworm"
+cache=${ZKLOCK_CACHE:-/var/cache/zklock}
 # libzookeeper-java is the server's jars without the zookeeper package's
 # dependency on a full (X11) JRE; iproute2 and iptables let the backend cut
 # links between members (partitions) inside the containers.
@@ -30,14 +36,18 @@ say() { echo "zk-image: $*" >&2; }
 
 mode=build
 soft=0
-case "${1:-}" in
-"") ;;
---tag) mode=tag ;;
---force) mode=force ;;
---if-engine) soft=1 ;;
--h | --help) sed -n '2,17p' "$0"; exit 0 ;;
-*) die "unknown argument $1 (want --tag, --force or nothing)" ;;
-esac
+versions=()
+for a in "$@"; do
+	case "$a" in
+	--tag) mode=tag ;;
+	--force) mode=force ;;
+	--if-engine) soft=1 ;;
+	3.9 | 3.8) versions+=("$a") ;;
+	-h | --help) sed -n '2,24p' "$0"; exit 0 ;;
+	*) die "unknown argument $a (want --tag, --force, --if-engine, 3.9 or 3.8)" ;;
+	esac
+done
+[ ${#versions[@]} -gt 0 ] || versions=(3.9 3.8)
 
 # mirrors prints one "deb URI SUITE main" line per Debian mirror configured
 # in apt's sources (one-line .list files and deb822 .sources files), for the
@@ -84,19 +94,28 @@ fi
 mapfile -t sources < <(mirrors)
 [ ${#sources[@]} -gt 0 ] || die "no Debian $suite mirror found in /etc/apt/sources.list or /etc/apt/sources.list.d/ (want a 'deb URI $suite main' line or a deb822 entry)"
 
-hash=$( { cat "$0"; printf '%s\n' "${sources[@]}"; uname -m; } | sha256sum | cut -c1-12)
-tag="$repo:3.8-$hash"
-if [ "$mode" = tag ]; then
-	echo "$tag"
-	exit 0
-fi
-
-if [ "$mode" = build ] && docker image inspect "$tag" >/dev/null 2>&1; then
-	docker tag "$tag" "$alias_tag"
-	say "reusing $tag (recipe unchanged)"
-	echo "$tag"
-	exit 0
-fi
+# tag_of V: the tag of version V's current recipe.
+tag_of() {
+	local extra=
+	if [ "$1" = 3.9 ]; then
+		extra=$(cat "$cache/zookeeper-3.9/version" 2>/dev/null) || die "no ZooKeeper 3.9 in $cache/zookeeper-3.9: run scripts/fetch-newer.sh (make deps)"
+	fi
+	echo "$repo:$1-$( { cat "$0"; printf '%s\n' "${sources[@]}"; uname -m; echo "$extra"; } | sha256sum | cut -c1-12)"
+}
+todo=()
+for v in "${versions[@]}"; do
+	tag=$(tag_of "$v")
+	if [ "$mode" = tag ]; then
+		echo "$tag"
+	elif [ "$mode" = build ] && docker image inspect "$tag" >/dev/null 2>&1; then
+		docker tag "$tag" "$repo:$v"
+		say "reusing $tag (recipe unchanged)"
+		echo "$tag"
+	else
+		todo+=("$v")
+	fi
+done
+[ "$mode" != tag ] && [ ${#todo[@]} -gt 0 ] || exit 0
 
 if ! command -v mmdebstrap >/dev/null; then
 	[ "$(id -u)" = 0 ] || die "mmdebstrap is missing; install it as root: apt-get install mmdebstrap"
@@ -123,8 +142,9 @@ else
 	printf 'tickTime=2000\ninitLimit=10\nsyncLimit=5\ndataDir=/data\nclientPort=2181\n4lw.commands.whitelist=*\nadmin.enableServer=false\n' >/conf/zoo.cfg
 fi
 if [ -n "$ZOO_MY_ID" ]; then echo "$ZOO_MY_ID" >/data/myid; fi
+# ZK_CLASSPATH: the server's jars, dependencies first (the 3.9 image's).
 # shellcheck disable=SC2086
-exec java $JVMFLAGS -cp /usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar \
+exec java $JVMFLAGS -cp "${ZK_CLASSPATH:-/usr/share/java/zookeeper.jar}:/usr/share/java/slf4j-simple.jar" \
 	org.apache.zookeeper.server.quorum.QuorumPeerMain /conf/zoo.cfg
 EOF
 chmod 0755 "$work/zk-run"
@@ -135,7 +155,7 @@ if compgen -G '/var/cache/apt/archives/*.deb' >/dev/null; then
 	hooks+=(--skip=download/empty --setup-hook='mkdir -p "$1"/var/cache/apt/archives' --setup-hook='sync-in /var/cache/apt/archives /var/cache/apt/archives')
 fi
 
-say "building $tag from ${sources[0]#deb } (cold build: a few minutes)"
+say "building the root file system of ${todo[*]} from ${sources[0]#deb } (cold build: a few minutes)"
 mmdebstrap --variant=essential --include="$packages" \
 	--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
 	--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*' \
@@ -149,18 +169,33 @@ mmdebstrap --variant=essential --include="$packages" \
 	"$suite" "$work/root.tar" "${sources[@]}" ||
 	die "mmdebstrap failed (see above); the mirrors were: ${sources[*]}"
 
-content=$(sha256sum "$work/root.tar" | cut -c1-16)
-docker import \
-	--change 'ENTRYPOINT ["/usr/local/bin/zk-run"]' \
-	--change 'ENV JAVA_TOOL_OPTIONS= JVMFLAGS=-Xmx256m' \
-	--change 'WORKDIR /data' \
-	--change 'EXPOSE 2181 2888 3888' \
-	--change "LABEL org.zklock.recipe=$hash org.zklock.rootfs=$content org.zklock.zookeeper=3.8" \
-	"$work/root.tar" "$tag" >/dev/null || die "docker import failed"
-docker tag "$tag" "$alias_tag"
-# Drop the images of older recipes (not used by any container).
-docker images --format '{{.Repository}}:{{.Tag}}' "$repo" | grep -F "$repo:3.8-" | grep -vxF "$tag" |
-	xargs -r docker rmi >/dev/null 2>&1 || true
-size=$(docker image inspect --format '{{.Size}}' "$tag")
-say "built $tag ($((size / 1024 / 1024)) MiB) in $(($(date +%s) - began))s"
-echo "$tag"
+for v in "${todo[@]}"; do
+	tag=$(tag_of "$v")
+	tar=$work/root.tar
+	env=()
+	if [ "$v" = 3.9 ]; then
+		# The 3.9 jars beside bookworm's; the jute jar first (each jar's
+		# manifest Class-Path names bookworm's 3.8 jars).
+		tar=$work/root-3.9.tar
+		cp "$work/root.tar" "$tar"
+		tar -rhf "$tar" -C "$cache/zookeeper-3.9/usr/share/java" --transform 's,^,opt/zookeeper-3.9/,' \
+			--owner=0 --group=0 zookeeper-jute.jar zookeeper.jar
+		env=(--change 'ENV ZK_CLASSPATH=/opt/zookeeper-3.9/zookeeper-jute.jar:/opt/zookeeper-3.9/zookeeper.jar')
+	fi
+	content=$(sha256sum "$tar" | cut -c1-16)
+	docker import \
+		--change 'ENTRYPOINT ["/usr/local/bin/zk-run"]' \
+		--change 'ENV JAVA_TOOL_OPTIONS= JVMFLAGS=-Xmx256m' \
+		"${env[@]}" \
+		--change 'WORKDIR /data' \
+		--change 'EXPOSE 2181 2888 3888' \
+		--change "LABEL org.zklock.recipe=${tag##*-} org.zklock.rootfs=$content org.zklock.zookeeper=$v" \
+		"$tar" "$tag" >/dev/null || die "docker import failed"
+	docker tag "$tag" "$repo:$v"
+	# Drop the images of older recipes (not used by any container).
+	docker images --format '{{.Repository}}:{{.Tag}}' "$repo" | grep -F "$repo:$v-" | grep -vxF "$tag" |
+		xargs -r docker rmi >/dev/null 2>&1 || true
+	size=$(docker image inspect --format '{{.Size}}' "$tag")
+	say "built $tag ($((size / 1024 / 1024)) MiB) in $(($(date +%s) - began))s"
+	echo "$tag"
+done

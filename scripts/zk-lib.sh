@@ -2,6 +2,31 @@
 # Sourced by scripts/demo.sh and scripts/zk-dev.sh: what their standalone
 # ZooKeeper servers on 127.0.0.1 share.
 
+# zk_classpath: print the server class path of the release ZKTEST_ZK_VERSION
+# selects ("3.9", the default: Debian's newest 3.9 in ${ZKLOCK_CACHE:-/var/cache/zklock},
+# which scripts/fetch-newer.sh fills; "3.8": bookworm's package), as zktest
+# does: dependencies first, since each Debian jar's Class-Path names
+# bookworm's jars. Prints nothing (and fails) when the jars are missing;
+# an unknown version is an error.
+zk_classpath() {
+	local v=${ZKTEST_ZK_VERSION:-3.9} dir cp
+	case "$v" in
+	3.9)
+		dir=${ZKLOCK_CACHE:-/var/cache/zklock}/zookeeper-3.9/usr/share/java
+		cp="$dir/zookeeper-jute.jar:$dir/zookeeper.jar"
+		;;
+	3.8) cp=/usr/share/java/zookeeper.jar ;;
+	*)
+		echo "ZKTEST_ZK_VERSION=$v: want 3.9 (the default) or 3.8" >&2
+		return 2
+		;;
+	esac
+	local j
+	for j in ${cp//:/ }; do [ -f "$j" ] || return 1; done
+	[ -f /usr/share/java/slf4j-simple.jar ] && cp="$cp:/usr/share/java/slf4j-simple.jar"
+	echo "$cp"
+}
+
 # zk_config FILE DATADIR PORT TICK_MS: write a standalone server's zoo.cfg
 # (clients on 127.0.0.1:PORT only, sessions from two ticks to 60 s, no
 # fsync, every four-letter word, no admin server).

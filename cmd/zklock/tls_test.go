@@ -73,9 +73,10 @@ func TestIntegration_TLSFlags(t *testing.T) {
 		want []string
 	}{
 		{"no client certificate", []string{"--tls-ca", files.CAFile},
-			[]string{"zklock: /locks/tls-job not acquired: TLS handshake failed with " + c.Servers()[0] + ": remote error: tls: bad certificate"}},
+			[]string{"zklock: /locks/tls-job not acquired: TLS handshake failed with " + c.Servers()[0] +
+				": the server refused our client certificate (we sent none; it requires one): remote error: tls: "}},
 		{"untrusted server", []string{"--tls-cert", files.CertFile, "--tls-key", files.KeyFile},
-			[]string{"TLS handshake failed with", "x509: certificate signed by unknown authority", "check --tls-ca"}},
+			[]string{"TLS handshake failed with", "the server's certificate is not trusted", "x509: certificate signed by unknown authority", "check --tls-ca"}},
 		{"plaintext", nil, []string{"no ZooKeeper server answered at " + c.ConnectString() + " within 2s (last attempt: connecting to " +
 			c.Servers()[0] + ": session handshake: "}},
 	} {
@@ -153,7 +154,8 @@ func TestIntegration_TLSServerNames(t *testing.T) {
 		args := append(tc.args, "-v", "--on-unreachable", "run", "--timeout", "1s", "lock", "tls-names", "touch", ran)
 		code, _, stderr := runZklock(t, env, args...)
 		assert.Equal(t, exitError, code, "%s: %s", tc.name, stderr)
-		assert.Contains(t, stderr, "zklock: /locks/tls-names not acquired: TLS handshake failed with "+tc.args[1]+": tls: failed to verify certificate: "+tc.want, tc.name)
+		assert.Contains(t, stderr, "zklock: /locks/tls-names not acquired: TLS handshake failed with "+tc.args[1]+
+			": the server's certificate does not name the server: tls: failed to verify certificate: "+tc.want, tc.name)
 		assert.Regexp(t, `level=WARN msg="zklock: connection attempt failed" server=`+regexp.QuoteMeta(tc.args[1])+` err=".*`+
 			regexp.QuoteMeta(tc.want), stderr, "%s: -v logs the reason", tc.name)
 	}

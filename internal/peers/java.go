@@ -10,31 +10,23 @@ import (
 	"strings"
 )
 
-// ClassPath is the class path of the Debian Curator 5.4 jars that the Java
-// peers and the benchmark drivers run with.
-func ClassPath() string {
-	parts := make([]string, len(curatorJars))
-	for i, j := range curatorJars {
-		parts[i] = filepath.Join(JarDir, j)
-	}
-	return strings.Join(parts, string(os.PathListSeparator))
+// ClassPath is the class path of the Newest generation; see
+// Generation.ClassPath.
+func ClassPath() string { return Newest().ClassPath() }
+
+// CompileJava compiles class against the Newest generation; see
+// Generation.CompileJava.
+func CompileJava(class string, source []byte) (string, error) {
+	return Newest().CompileJava(class, source)
 }
 
-// CompileJava compiles the Java source of class (one file) against
-// ClassPath, once per content: the classes are cached under os.TempDir by a
-// digest of the source and the class path. It returns the class directory.
-// Concurrent callers in other processes may race; any complete result wins.
-func CompileJava(class string, source []byte) (string, error) {
-	for _, j := range curatorJars {
-		if _, err := os.Stat(filepath.Join(JarDir, j)); err != nil {
-			return "", fmt.Errorf("missing jar (run `make deps`): %w", err)
-		}
-	}
+// compileJava compiles the Java source of class (one file) against cp into
+// a class directory under os.TempDir named by a digest of both.
+func compileJava(class string, source []byte, cp string) (string, error) {
 	javac, err := exec.LookPath("javac")
 	if err != nil {
 		return "", fmt.Errorf("javac not found (run `make deps`): %w", err)
 	}
-	cp := ClassPath()
 	dir := filepath.Join(os.TempDir(), "zklock-"+strings.ToLower(class)+"-"+Digest(source, []byte(cp)))
 	if _, err := os.Stat(filepath.Join(dir, class+".class")); err == nil {
 		return dir, nil

@@ -1,5 +1,6 @@
-// Package peers runs real Apache Curator 5.4 (Java) and kazoo 2.8 (Python)
-// lock clients as child processes and drives them from Go tests, so that the
+// Package peers runs real Apache Curator (Java) and kazoo (Python) lock
+// clients, of each Generation (bookworm's Curator 5.4.0 and kazoo 2.8.0,
+// and Debian's newest), as child processes and drives them from Go tests, so that the
 // zklock recipes can be checked for wire compatibility against the real thing.
 //
 // A peer is one process with one ZooKeeper session. It reads one command per
@@ -53,6 +54,8 @@
 //	                             (participants NAME gives the latch's ids)
 //	haslatch NAME                ok true|false: hasLeadership()
 //	closelatch NAME              LeaderLatch.close() (leaves the latch's queue)
+//	where                        ok curator=JAR zookeeper=JAR zkversion=V: the jars
+//	                             Curator and the ZooKeeper client were loaded from
 //	quit                         closes everything, answers ok, exits 0 (EOF too)
 //
 // kazoo peer (Kazoo): lock NAME PATH [EXTRA], readlock NAME PATH [EXTRA],
@@ -66,8 +69,9 @@
 // digest:USER:PASSWORD:PERMS, PERMS letters of rwcda; ok PATH created);
 // delete PATH; get PATH (ok DATA); set PATH DATA; children PATH (ok JSON).
 //
-// The peers need javac, java and the Debian Curator 5.4 jars, and
-// /usr/bin/python3 with python3-kazoo 2.8; `make deps` installs them.
+// The peers need javac, java, Debian's Curator jars and /usr/bin/python3
+// with kazoo: bookworm's packages, and the newer releases that
+// scripts/fetch-newer.sh unpacks; `make deps` installs both.
 package peers
 
 import (
@@ -106,13 +110,6 @@ const (
 	closeTimeout = 10 * time.Second // quit until exit, then SIGKILL
 )
 
-// curatorJars is the class path of the Curator peer. The jars' manifests
-// pull in the rest (netty, jackson, ...).
-var curatorJars = []string{
-	"curator-recipes.jar", "curator-framework.jar", "curator-client.jar",
-	"zookeeper.jar", "zookeeper-jute.jar", "guava.jar", "slf4j-api.jar", "slf4j-nop.jar",
-}
-
 // Event is one "event NAME KIND [ARG]" line of a peer.
 type Event struct {
 	Name string // object name
@@ -149,40 +146,44 @@ type Peer struct {
 	closeOnce sync.Once
 }
 
-// Curator starts a Curator 5.4 peer connected to connect. The peer source is
-// compiled once per test binary (cached under os.TempDir). It fails the test,
-// naming `make deps`, if Java or the jars are missing.
+// Curator starts a peer of the Newest generation; see Generation.Curator.
 func Curator(t testing.TB, connect string, sessionTimeout time.Duration) *Peer {
 	t.Helper()
-	return startCurator(t, connect, sessionTimeout, nil, nil)
+	return Newest().Curator(t, connect, sessionTimeout)
+}
+
+// CuratorNamespace starts a peer of the Newest generation; see
+// Generation.CuratorNamespace.
+func CuratorNamespace(t testing.TB, connect string, sessionTimeout time.Duration, ns string) *Peer {
+	t.Helper()
+	return Newest().CuratorNamespace(t, connect, sessionTimeout, ns)
 }
 
 // startCurator starts java on the Curator peer with the JVM flags of every
 // peer, then props (-D flags), the class path (the peer's classes, the
-// Curator jars, then extraCP) and the peer's arguments: connect, the
+// generation's jars, then extraCP) and the peer's arguments: connect, the
 // session timeout in ms and, if given, the namespace.
-func startCurator(t testing.TB, connect string, sessionTimeout time.Duration, props, extraCP []string, ns ...string) *Peer {
+func (g *Generation) startCurator(t testing.TB, connect string, sessionTimeout time.Duration, props, extraCP []string, ns ...string) *Peer {
 	t.Helper()
-	classes, err := curatorClasses()
+	classes, err := g.CompileJava("CuratorPeer", curatorSource)
 	if err != nil {
-		t.Fatalf("peers: cannot build the Curator peer: %v\n(install the interop test dependencies with `make deps`)", err)
+		t.Fatalf("peers: cannot build the Curator %s peer: %v\n(install the interop test dependencies with `make deps`)", g.CuratorVersion, err)
 	}
 	java, err := exec.LookPath("java")
 	if err != nil {
 		t.Fatalf("peers: java not found: %v\n(install the interop test dependencies with `make deps`)", err)
 	}
-	cp := strings.Join(append([]string{classes, ClassPath()}, extraCP...), string(os.PathListSeparator))
+	cp := strings.Join(append([]string{classes, g.ClassPath()}, extraCP...), string(os.PathListSeparator))
 	argv := append([]string{java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}, props...)
 	argv = append(argv, "-cp", cp, "CuratorPeer", connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
-	return start(t, "curator", append(argv, ns...)...)
+	return start(t, "curator "+g.CuratorVersion, nil, append(argv, ns...)...)
 }
 
-// CuratorNamespace starts a Curator 5.4 peer whose client is built with
-// CuratorFrameworkFactory.Builder.namespace(ns): the paths in its commands
-// and events are then relative to /ns, as Curator's are.
-func CuratorNamespace(t testing.TB, connect string, sessionTimeout time.Duration, ns string) *Peer {
+// CuratorTLS starts a peer of the Newest generation; see
+// Generation.CuratorTLS.
+func CuratorTLS(t testing.TB, connect string, sessionTimeout time.Duration, caFile, keyStore string) *Peer {
 	t.Helper()
-	return startCurator(t, connect, sessionTimeout, nil, nil, ns)
+	return Newest().CuratorTLS(t, connect, sessionTimeout, caFile, keyStore)
 }
 
 // CuratorTLS is Curator for servers that speak only TLS: the peer's
@@ -192,7 +193,7 @@ func CuratorNamespace(t testing.TB, connect string, sessionTimeout time.Duration
 // one file) for servers that require client certificates. Host name
 // verification stays on: the server certificate must name the address in
 // connect.
-func CuratorTLS(t testing.TB, connect string, sessionTimeout time.Duration, caFile, keyStore string) *Peer {
+func (g *Generation) CuratorTLS(t testing.TB, connect string, sessionTimeout time.Duration, caFile, keyStore string) *Peer {
 	t.Helper()
 	props := []string{
 		"-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty",
@@ -211,7 +212,7 @@ func CuratorTLS(t testing.TB, connect string, sessionTimeout time.Duration, caFi
 			extraCP = append(extraCP, p)
 		}
 	}
-	return startCurator(t, connect, sessionTimeout, props, extraCP)
+	return g.startCurator(t, connect, sessionTimeout, props, extraCP)
 }
 
 func fileExists(p string) bool {
@@ -219,18 +220,14 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// Kazoo starts a kazoo 2.8 peer (Python) connected to connect. It fails the
-// test, naming `make deps`, if /usr/bin/python3 cannot import kazoo.
+// Kazoo starts a peer of the Newest generation; see Generation.Kazoo.
 func Kazoo(t testing.TB, connect string, sessionTimeout time.Duration) *Peer {
 	t.Helper()
-	script, err := kazooScript()
-	if err != nil {
-		t.Fatalf("peers: cannot prepare the kazoo peer: %v\n(install the interop test dependencies with `make deps`)", err)
-	}
-	return start(t, "kazoo", Python, "-u", script, connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
+	return Newest().Kazoo(t, connect, sessionTimeout)
 }
 
-func start(t testing.TB, kind string, argv ...string) *Peer {
+// start runs argv as a peer of kind; env, when not nil, is its environment.
+func start(t testing.TB, kind string, env []string, argv ...string) *Peer {
 	t.Helper()
 	p := &Peer{
 		label:      kind,
@@ -242,6 +239,7 @@ func start(t testing.TB, kind string, argv ...string) *Peer {
 		changed:    make(chan struct{}),
 	}
 	p.cmd = exec.Command(argv[0], argv[1:]...)
+	p.cmd.Env = env
 	p.cmd.SysProcAttr = sysProcAttr()
 	p.cmd.Stderr = p.stderr
 	stdin, err := p.cmd.StdinPipe()
@@ -457,11 +455,11 @@ func (p *Peer) exitNote() string {
 	}
 }
 
-var curatorClasses = sync.OnceValues(func() (string, error) { return CompileJava("CuratorPeer", curatorSource) })
-
-var kazooScript = sync.OnceValues(func() (string, error) {
-	if out, err := exec.Command(Python, "-c", "import kazoo.recipe.lock").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%s cannot import kazoo: %w\n%s", Python, err, out)
+// kazooScript checks that Python imports kazoo from pythonPath and writes
+// the peer's script to os.TempDir (once per content).
+func kazooScript(pythonPath string) (string, error) {
+	if err := kazooImport(pythonPath); err != nil {
+		return "", err
 	}
 	path := filepath.Join(os.TempDir(), "zklock-kazoo-peer-"+Digest(kazooSource)+".py")
 	if _, err := os.Stat(path); err == nil {
@@ -483,4 +481,4 @@ var kazooScript = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	return path, nil
-})
+}

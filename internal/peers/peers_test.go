@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zklock/zklock/internal/proc"
+	"github.com/zklock/zklock/zktest"
 )
 
 func TestMain(m *testing.M) {
@@ -461,4 +462,42 @@ func ruok(addr string) bool {
 	buf := make([]byte, 4)
 	n, _ := c.Read(buf)
 	return string(buf[:n]) == "imok"
+}
+
+// Each generation's peers run the releases it names: the Curator peer
+// loads Curator and the ZooKeeper client from the generation's jars, and
+// kazoo comes from the generation's directory.
+func TestIntegration_GenerationsRunTheirReleases(t *testing.T) {
+	zk := startZooKeeper(t)
+	Each(t, func(t *testing.T, g *Generation) {
+		c := g.Curator(t, zk, session)
+		where := c.Must(t, "where")
+		switch g {
+		case Bookworm():
+			if !strings.Contains(where, "curator="+JarDir+"/curator-framework") {
+				t.Errorf("where = %q, want %q in it", where, "curator="+JarDir+"/curator-framework")
+			}
+			if !strings.Contains(where, "zookeeper="+JarDir+"/zookeeper") {
+				t.Errorf("where = %q, want %q in it", where, "zookeeper="+JarDir+"/zookeeper")
+			}
+			if !strings.Contains(where, "zkversion=3.8.") {
+				t.Errorf("where = %q, want %q in it", where, "zkversion=3.8.")
+			}
+		case Newest():
+			if !strings.Contains(where, "curator="+zktest.CacheDir()+"/curator-5/") {
+				t.Errorf("where = %q, want %q in it", where, "curator="+zktest.CacheDir()+"/curator-5/")
+			}
+			if !strings.Contains(where, "zookeeper="+zktest.CacheDir()+"/zookeeper-3.9/") {
+				t.Errorf("where = %q, want %q in it", where, "zookeeper="+zktest.CacheDir()+"/zookeeper-3.9/")
+			}
+			if !strings.Contains(where, "zkversion=3.9.") {
+				t.Errorf("where = %q, want %q in it", where, "zkversion=3.9.")
+			}
+		}
+		k := g.Kazoo(t, zk, session)
+		k.Must(t, "lock K /gen/k -")
+		k.Must(t, "acquire K")
+		waitEvent(t, k, "K", "acquired")
+		k.Must(t, "release K")
+	})
 }

@@ -26,12 +26,14 @@ import (
 	"github.com/zklock/zklock/zktest"
 )
 
-// EnvImage ("ZKTEST_IMAGE") names the local image members run; DefaultImage
-// when unset.
+// EnvImage ("ZKTEST_IMAGE") names the local image members run; when unset,
+// the image of the release zktest.EnvVersion selects (ImageRepo:3.9 by
+// default, ImageRepo:3.8 with ZKTEST_ZK_VERSION=3.8).
 const EnvImage = "ZKTEST_IMAGE"
 
-// DefaultImage is the tag scripts/zk-image.sh gives the image it builds.
-const DefaultImage = "zklock/zookeeper:3.8"
+// ImageRepo is the repository scripts/zk-image.sh tags its images in, one
+// tag per ZooKeeper release ("zklock/zookeeper:3.9").
+const ImageRepo = "zklock/zookeeper"
 
 // ClientPort is the members' client port, on their container addresses.
 const ClientPort = 2181
@@ -119,7 +121,10 @@ func start(t testing.TB, n int, opts []zktest.Option) *Cluster {
 	}
 	t.Cleanup(func() { p.Close() })
 	Reap(ctx, p)
-	image := Image()
+	image, err := Image()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := p.Client().ImageInspect(ctx, image); err != nil {
 		t.Fatalf("%v: %s (%v); build it with scripts/zk-image.sh (make zk-image), or set %s to a local image", ErrNoImage, image, err, EnvImage)
 	}
@@ -148,15 +153,26 @@ func start(t testing.TB, n int, opts []zktest.Option) *Cluster {
 	if err := c.WaitServing(ctx); err != nil {
 		t.Fatalf("zktest/containers: ensemble did not serve: %v%s", err, b.tails())
 	}
+	version, err := c.ServerVersion(0)
+	if err != nil {
+		version = "of unknown version (" + err.Error() + ")"
+	}
+	t.Logf("zktest/containers: ZooKeeper %s, image %s, %d server(s) at %s", version, image, cfg.Servers, c.ConnectString())
 	return c
 }
 
-// Image returns the image members run: $ZKTEST_IMAGE or DefaultImage.
-func Image() string {
+// Image returns the image members run: $ZKTEST_IMAGE, or ImageRepo tagged
+// with the release zktest.SelectedVersion names; an unknown
+// ZKTEST_ZK_VERSION is an error.
+func Image() (string, error) {
 	if s := os.Getenv(EnvImage); s != "" {
-		return s
+		return s, nil
 	}
-	return DefaultImage
+	v, err := zktest.SelectedVersion()
+	if err != nil {
+		return "", err
+	}
+	return ImageRepo + ":" + v, nil
 }
 
 // Engine connects to the Docker engine (DOCKER_HOST or the default socket)

@@ -335,3 +335,35 @@ func TestNoEngineSkips(t *testing.T) {
 	require.NotContains(t, string(out), "--- FAIL")
 	require.NotContains(t, string(out), "Connected to docker", "a fallback engine was used")
 }
+
+// Each release zktest runs has its image, and the image runs that release.
+func TestIntegration_ImagePerVersion(t *testing.T) {
+	for _, v := range zktest.Versions() {
+		t.Run(v, func(t *testing.T) {
+			t.Setenv(zktest.EnvVersion, v)
+			c := containers.Start(t)
+			got, err := c.ServerVersion(0)
+			require.NoError(t, err)
+			require.True(t, strings.HasPrefix(got, v+"."), "image for %s runs ZooKeeper %s", v, got)
+		})
+	}
+}
+
+func TestImage(t *testing.T) {
+	for _, tc := range []struct{ image, version, want, err string }{
+		{"", "", "zklock/zookeeper:3.9", ""},
+		{"", "3.8", "zklock/zookeeper:3.8", ""},
+		{"mine:1", "3.8", "mine:1", ""},
+		{"", "2.0", "", "want one of 3.9, 3.8"},
+	} {
+		t.Setenv(containers.EnvImage, tc.image)
+		t.Setenv(zktest.EnvVersion, tc.version)
+		got, err := containers.Image()
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err)
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, tc.want, got)
+	}
+}

@@ -13,9 +13,10 @@
 // # Image
 //
 // No image is ever pulled. The members run the local image named by
-// ZKTEST_IMAGE (default "zklock/zookeeper:3.8"), which scripts/zk-image.sh
-// (make zk-image) builds from Debian bookworm packages with mmdebstrap and
-// docker import, without any registry. Start fails the test with that hint
+// ZKTEST_IMAGE, by default "zklock/zookeeper:3.9", or "zklock/zookeeper:3.8"
+// with ZKTEST_ZK_VERSION=3.8 (as the local backend chooses its release),
+// which scripts/zk-image.sh (make zk-image) builds from Debian packages with
+// mmdebstrap and docker import, without any registry. Start fails the test with that hint
 // when the image is missing. A user whose CI can pull images may set
 // ZKTEST_IMAGE to an image of their own built the same way (its entrypoint
 // must honour ZOO_CFG, ZOO_MY_ID and JVMFLAGS as zk-image.sh's does).

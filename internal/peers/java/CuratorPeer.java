@@ -474,11 +474,20 @@ public final class CuratorPeer {
                 l.latch.close();
                 return "";
             }
+            case "where":
+                return "curator=" + jarOf(org.apache.curator.framework.CuratorFramework.class)
+                        + " zookeeper=" + jarOf(org.apache.zookeeper.ZooKeeper.class)
+                        + " zkversion=" + org.apache.zookeeper.Version.getFullVersion().split("[-,]")[0];
             case "quit":
                 return null;
             default:
                 throw new IllegalArgumentException("unknown command " + a[0]);
         }
+    }
+
+    /** The jar a class was loaded from. */
+    static String jarOf(Class<?> c) {
+        return c.getProtectionDomain().getCodeSource().getLocation().getPath();
     }
 
     static void shutdown() {

@@ -1,0 +1,33 @@
+//go:build unix
+
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A lock directory reaped underneath (ZooKeeper reaps empty CONTAINERs,
+// and 3.10 also those that never had a child: ZOOKEEPER-4915) reads as an
+// empty lock in status and ls, and a lock on it re-creates it.
+func TestIntegration_ReapedDirectoryIsEmpty(t *testing.T) {
+	t.Parallel()
+	_, conn, env := zkSetup(t)
+	code, _, stderr := runZklock(t, env, "lock", "reaped", "true")
+	require.Equal(t, exitOK, code, stderr)
+	require.NoError(t, conn.Delete("/locks/reaped", -1), "the lock left its empty directory")
+
+	code, stdout, stderr := runZklock(t, env, "status", "reaped", "--json")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, `"participants": []`)
+	code, stdout, stderr = runZklock(t, env, "status", "reaped")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "/locks/reaped")
+	code, _, stderr = runZklock(t, env, "ls")
+	assert.Equal(t, exitOK, code, stderr)
+
+	code, _, stderr = runZklock(t, env, "lock", "reaped", "true")
+	assert.Equal(t, exitOK, code, "the lock re-creates its directory: %s", stderr)
+}
