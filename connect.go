@@ -137,6 +137,10 @@ func (s *Session) authenticate() {
 			if err == nil {
 				break
 			}
+			if permanent(err) {
+				s.authErr = fmt.Errorf("%w: ZooKeeper refused the session's %q credentials: %w", ErrNotAuthorized, a.scheme, err)
+				return
+			}
 			if !isConnErr(err) && !errors.Is(err, zk.ErrSessionExpired) {
 				s.authErr = fmt.Errorf("zklock: add auth %q: %w", a.scheme, err)
 				return

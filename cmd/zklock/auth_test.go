@@ -82,3 +82,21 @@ func TestCLIAuthFileChecked(t *testing.T) {
 		})
 	}
 }
+
+// Credentials ZooKeeper refuses (a scheme it has no provider for) end
+// the command at once with exit 1 and "not authorized", never run CMD
+// (--on-unreachable run or not), and do not show the credentials.
+func TestIntegration_CredentialsRefused(t *testing.T) {
+	t.Parallel()
+	_, _, env := zkSetup(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	start := time.Now()
+	code, _, stderr := runZklock(t, env, "--timeout", "20s", "--on-unreachable", "run", "--auth", "kerberos:s3cret-pw",
+		"lock", "refused-auth", "sh", "-c", `touch "$0"`, marker)
+	t.Logf("exit %d after %v: %s", code, time.Since(start), stderr)
+	assert.Equal(t, exitError, code, stderr)
+	assert.Contains(t, stderr, "not authorized")
+	assert.NotContains(t, stderr, "s3cret-pw")
+	assert.NoFileExists(t, marker, "CMD ran")
+	assert.Less(t, time.Since(start), 10*time.Second)
+}
