@@ -1,35 +1,16 @@
 package zklock_test
 
 import (
-	"bytes"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/proc"
 	"github.com/zklock/zklock/zktest"
 )
-
-// syncBuffer is a bytes.Buffer for a logger used from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A session timeout the server clips into its range (zktest's: 2 ticks,
 // 200ms, to 60s) is reported: SessionTimeout returns the granted one, and
@@ -44,7 +25,7 @@ func TestIntegration_NegotiatedSessionTimeoutReported(t *testing.T) {
 		{10 * time.Minute, time.Minute, "maxSessionTimeout"},
 		{4 * time.Second, 4 * time.Second, ""},
 	} {
-		var log syncBuffer
+		var log proc.Buffer
 		s, err := zklock.Connect(c.Servers(), zklock.WithSessionTimeout(tc.asked),
 			zklock.WithLogger(slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 		require.NoError(t, err)
