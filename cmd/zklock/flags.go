@@ -387,7 +387,8 @@ func applyServers(c *config, v string) error {
 	}
 	for _, s := range c.servers {
 		if err := zklock.ValidateServer(s); err != nil { // as Connect checks it, before anything connects
-			return errors.New(strings.TrimPrefix(err.Error(), zklock.ErrInvalidArgument.Error()+": "))
+			msg := strings.TrimPrefix(err.Error(), zklock.ErrInvalidArgument.Error()+": server ")
+			return errors.New(strings.Replace(msg, "want host:port", "want HOST:PORT", 1))
 		}
 	}
 	return nil
