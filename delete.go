@@ -3,27 +3,30 @@ package zklock
 // Where nodes are deleted. Every delete is Session.remove (request.go);
 // this file decides when: at once while connected, or by the cleaner in the
 // background, retrying until the delete succeeds, the node is gone, or the
-// session that owned it is gone (its ephemeral nodes go with it).
+// session that owned it is gone (its ephemeral nodes go with it). A
+// released hold's node is deleted by deleteReleased (handoff.go).
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
 )
 
-// connectedAs returns a context that lasts as long as the current
-// connection, if the session is connected as ZooKeeper session sid: the
-// bound of requests that must not wait for a dead connection.
-func (s *Session) connectedAs(sid int64) (context.Context, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state != StateConnected || s.sid != sid {
-		return nil, false
-	}
-	return s.connCtx, true
+// cleaner deletes, in the background, nodes that a failed or abandoned
+// operation may have left behind, until the delete succeeds or the node's
+// session is gone.
+type cleaner struct {
+	s       *Session
+	jobs    []cleanJob
+	running bool
+}
+
+type cleanJob struct {
+	dir, prefix string // find-and-delete: a child of dir starting with prefix
+	node        string // or this node
+	sid         int64  // the session that owns the node
 }
 
 // abandon deletes a node we no longer want: now if connected, otherwise in
@@ -35,32 +38,6 @@ func (s *Session) abandon(node string, sid int64) {
 		}
 	}
 	s.cleaner.deleteNode(node, sid)
-}
-
-// deleteReleased deletes a released hold's node within the current
-// connection, or else in the background, and the error says so. handoff
-// marks an exclusive queue's head, handed to a local waiter first.
-func (s *Session) deleteReleased(node string, sid int64, handoff bool) error {
-	ctx, ok := s.connectedAs(sid)
-	var err error
-	switch {
-	case !ok:
-		state, _, _ := s.snapshot()
-		err = fmt.Errorf("%w: session %v", ErrUnreachable, state)
-	case handoff:
-		s.handoffs.release(node)
-		err = s.remove(ctx, node)
-	default:
-		err = s.remove(ctx, node)
-	}
-	if err != nil && ctx != nil && ctx.Err() != nil {
-		err = fmt.Errorf("%w: connection lost", ErrUnreachable)
-	}
-	if err != nil && (isConnErr(err) || errors.Is(err, ErrUnreachable)) {
-		s.cleaner.deleteNode(node, sid)
-		err = fmt.Errorf("%w (the node is deleted in the background)", err)
-	}
-	return err
 }
 
 func ignoreNoNode(err error) error {
@@ -157,68 +134,4 @@ func (c *cleaner) do(j cleanJob) error {
 		}
 	}
 	return nil
-}
-
-// await registers a waiter's interest in the node at p.
-func (hs *handoffs) await(p string) *handoff {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	if hs.m == nil {
-		hs.m = make(map[string]*handoff)
-	}
-	h := hs.m[p]
-	if h == nil {
-		h = &handoff{released: make(chan struct{})}
-		hs.m[p] = h
-	}
-	h.users++
-	return h
-}
-
-func (hs *handoffs) drop(p string) {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	if h := hs.m[p]; h != nil {
-		if h.users--; h.users == 0 {
-			delete(hs.m, p)
-		}
-	}
-}
-
-// release tells the local waiters on node, the head released by its
-// holder, that the lock is theirs.
-func (hs *handoffs) release(node string) {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	if h := hs.m[node]; h != nil {
-		delete(hs.m, node)
-		close(h.released)
-	}
-}
-
-// any reports whether a waiter is registered.
-func (hs *handoffs) any() bool {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	return len(hs.m) > 0
-}
-
-// done returns the channel closed when the node is handed over (nil,
-// never ready, without a registration).
-func (h *handoff) done() <-chan struct{} {
-	if h == nil {
-		return nil
-	}
-	return h.released
-}
-
-// handedOff reports whether the node h was registered on has been handed
-// over to this session's waiter.
-func (h *handoff) handedOff() bool {
-	select {
-	case <-h.done():
-		return true
-	default:
-		return false
-	}
 }

@@ -56,7 +56,8 @@ type Session struct {
 	armed     map[string]struct{} // our paths the session has a data watch on
 	deletedAt map[string]int64    // held nodes whose deletion was notified, by the zxid the server named
 
-	// Deletes and the in-process handoff (delete.go).
+	// Deletes in the background (delete.go) and the in-process handoff
+	// (handoff.go).
 	cleaner  cleaner
 	handoffs handoffs
 
@@ -83,6 +84,18 @@ func (s *Session) snapshot() (State, int64, <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state, s.sid, s.changed
+}
+
+// connectedAs returns a context that lasts as long as the current
+// connection, if the session is connected as ZooKeeper session sid: the
+// bound of requests that must not wait for a dead connection.
+func (s *Session) connectedAs(sid int64) (context.Context, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != StateConnected || s.sid != sid {
+		return nil, false
+	}
+	return s.connCtx, true
 }
 
 func (s *Session) observe(ev Event) {
@@ -204,34 +217,4 @@ func (t *createTracker) replied(xid int32, zxid int64, ok bool) {
 			t.zxids[p] = zxid
 		}
 	}
-}
-
-// cleaner deletes, in the background, nodes that a failed or abandoned
-// operation may have left behind, until the delete succeeds or the node's
-// session is gone. Its methods are in delete.go.
-type cleaner struct {
-	s       *Session
-	jobs    []cleanJob
-	running bool
-}
-
-type cleanJob struct {
-	dir, prefix string // find-and-delete: a child of dir starting with prefix
-	node        string // or this node
-	sid         int64  // the session that owns the node
-}
-
-// handoffs is the in-process handoff: when a hold of this session releases
-// the head of an exclusive queue, the local waiter behind it takes the lock
-// without a listing. Its methods are in delete.go. See
-// docs/protocol.md#the-in-process-handoff.
-type handoffs struct {
-	mu sync.Mutex
-	m  map[string]*handoff // local waiters by the node they wait on
-}
-
-// handoff is the registration of the local waiters on one node.
-type handoff struct {
-	users    int           // waiters watching the node
-	released chan struct{} // closed when its holder in this session released it
 }

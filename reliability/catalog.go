@@ -130,7 +130,7 @@ func Scenarios(mode Mode) []*Scenario {
 
 	s22 := base("S22", "in-process handoff: 4 goroutines a session, expiry + leader kills", 3, d(0, 20*s, 120*s))
 	// Goroutines of one session queue behind each other, so releases hand
-	// the lock to a local waiter before the delete commits (root delete.go, handoffs).
+	// the lock to a local waiter before the delete commits (root handoff.go).
 	s22.Clients, s22.Share, s22.Locks, s22.Proxies = 2, 4, 2, true
 	s22.Nemesis = ExpireSessions(d(0, 3*s, 3*s), d(0, 8*s, 10*s), 3*s)
 	out = append(out, s22)
