@@ -20,7 +20,7 @@ type recipe struct {
 	mark     string // our node-name marker (lock-, __READ__, __WRIT__, lease-, latch-)
 	decide   rule   // when our node holds (rules.go)
 	read     bool   // our nodes share with other readers
-	jump     bool   // ours holds once the head right ahead goes, and a release hands over locally (see handoffs)
+	jump     bool   // the jump rule (recipe.jumps) and the in-process handoff (handoff.go)
 	countAll bool   // every child counts, contender or not, as a Curator semaphore counts its leases
 	confirm  bool   // a hold's node is read again before it is returned (CURATOR-696)
 	internal bool   // the library's own queue: its holds send no watch of their own and report no events

@@ -30,6 +30,17 @@ func exclusive(_ []contender, ours int) (bool, int) {
 	return false, ours - 1
 }
 
+// jumps is the jump rule: whether, in a queue that has it (recipe.jump),
+// our node at index ours holds as soon as the node it watches, at index
+// ahead, goes, without a listing. It does when that node is the head and
+// ours the one right behind it: nothing can be queued between them, so ours
+// is first once the head goes. A waiter further back relists instead, since
+// the node it watched may have given up behind a holder. Caution: ours holds
+// only while our session is the one that created it (see waiter.takeOver).
+func (r recipe) jumps(ahead, ours int) bool {
+	return r.jump && (ahead == 0 && ours == 1 || negTrustWatch) // negTrustWatch: test-only
+}
+
 // leases is a semaphore's rule, Curator's: a lease node holds while the
 // directory has at most n children, ours included (every child counts;
 // leases are unordered, so the wait is for any of them to go).

@@ -128,3 +128,25 @@ func TestSameCreate(t *testing.T) {
 	usual := queue(other, other, ours)
 	require.Zero(t, testing.AllocsPerRun(100, func() { sameCreate(usual, 2) }), "the usual queue allocates nothing")
 }
+
+// TestJumpRule: only the waiter right behind the head, in a queue with the
+// rule, holds when the node it watches goes.
+func TestJumpRule(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		jump        bool
+		ahead, ours int
+		want        bool
+	}{
+		{"second behind the head", true, 0, 1, true},
+		{"third behind the second", true, 1, 2, false},
+		{"watching the head from further back", true, 0, 2, false},
+		{"further back", true, 4, 5, false},
+		{"no rule: second behind the head", false, 0, 1, false},
+		{"no rule: further back", false, 1, 2, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, recipe{jump: tc.jump}.jumps(tc.ahead, tc.ours))
+		})
+	}
+}

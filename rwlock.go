@@ -35,7 +35,8 @@ type RWHalf struct {
 // and its parents are created on the first acquire. Options apply to both
 // halves. It returns an error for a nil session or an invalid path.
 func NewRWLock(s *Session, path string, opts ...Option) (*RWLock, error) {
-	// No jump on either half: see the RWLock doc on relisting.
+	// Neither half has the jump rule (recipe.jumps): a downgrade can queue a
+	// node ahead of waiters (docs/protocol.md#read-write-lock).
 	rq, err := newQueue(s, path, path, recipe{mark: markRead, decide: readDecide(""), read: true}, opts)
 	if err != nil {
 		return nil, err

@@ -133,7 +133,7 @@ type waiter struct {
 	next    step
 
 	p       string          // the node ahead, watched; "" while none is
-	jump    bool            // our node holds once p goes (the jump rule)
+	jump    bool            // our node holds once p goes, by the jump rule (recipe.jumps)
 	local   *handoff        // the in-process handoff registration on p
 	ch      <-chan zk.Event // p's data watch, once armed
 	changed <-chan struct{} // closed at the session's next state change
@@ -317,7 +317,7 @@ func (w *waiter) list() step {
 	case ahead == watchQueue:
 		return stepWatchDir
 	}
-	w.watch(e.dir+"/"+cs[ahead].name, q.jump && (ahead == 0 && ours == 1 || negTrustWatch)) // negTrustWatch: test-only
+	w.watch(e.dir+"/"+cs[ahead].name, q.jumps(ahead, ours))
 	return stepArm
 }
 
@@ -336,8 +336,9 @@ func (w *waiter) listing() ([]string, error) {
 	return w.q.s.list(w.ctx, w.e.dir)
 }
 
-// watch starts watching the node at p, registered for an in-process handoff
-// where the queue has the jump rule.
+// watch starts watching the node at p; jump is the jump rule's answer for
+// it (recipe.jumps). It registers for an in-process handoff of p where the
+// queue hands over (recipe.jump).
 func (w *waiter) watch(p string, jump bool) {
 	w.p, w.jump = p, jump
 	if w.q.jump {
