@@ -49,16 +49,8 @@ func TestIntegration_OwnNodeAheadIsAdopted(t *testing.T) {
 			defer cancel()
 			w := &waiter{q: q, ctx: ctx, start: time.Now(), next: stepList, stepped: make(chan struct{}, 1),
 				e: newEntry(q.dir, path.Base(second), s.ID(), stat)}
-			w.run = w.step
-			for {
-				go w.run()
-				if <-w.stepped; w.hold != nil || w.err != nil {
-					break
-				}
-				w.next = w.sleep()
-			}
-			require.NoError(t, w.err, "the wait waited on our own node")
-			h := w.hold
+			h, err := w.wait()
+			require.NoError(t, err, "the wait waited on our own node")
 			require.Equal(t, first, h.Node(), "the earlier node keeps our place")
 			_, fstat, err := s.Conn().Exists(first)
 			require.NoError(t, err)

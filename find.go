@@ -65,7 +65,7 @@ func (w *waiter) adopt() step {
 	stat, err := w.q.s.stat(w.ctx, p)
 	switch {
 	case err != nil && w.ctx.Err() != nil:
-		return stepCancelled
+		return w.cancelled()
 	case errors.Is(err, zk.ErrNoNode):
 		return stepList
 	case permanent(err):

@@ -89,34 +89,47 @@ func (q *queue) acquire(ctx context.Context) (*Hold, error) {
 	if q.probe {
 		w.next = stepProbe
 	}
+	return w.wait()
+}
+
+// wait is the acquire's loop: it runs the steps from w.next, each run on a
+// goroutine of its own, and sleeps whenever they stop at stepSleep, until
+// the acquire holds or fails.
+func (w *waiter) wait() (*Hold, error) {
 	w.run = w.step // a func value: starting a step allocates nothing here
 	for {
 		go w.run()
 		if <-w.stepped; w.hold != nil || w.err != nil {
 			return w.hold, w.err
 		}
-		w.next = w.sleep()
+		w.woke, w.next = w.sleep(), stepWoken
 	}
 }
 
-// step is what an acquire does next.
+// step is an action of an acquire: what it does next.
 type step uint8
 
 const (
-	stepProbe     step = iota // a try: list once, and refuse if ours would wait
-	stepCreate                // create our node
-	stepList                  // list the queue and decide by the rule
-	stepAdopt                 // move to our own node ahead of ours, at w.p
-	stepArm                   // watch the node ahead, at w.p
-	stepWatchDir              // wait for any change of the directory
-	stepSleep                 // the caller sleeps until one of the four wake-ups below
-	stepFired                 // woke: the watch fired, with w.ev
-	stepHandedOff             // woke: its holder in this session handed the lock to us
-	stepChanged               // woke: the session's state changed
-	stepCancelled             // woke: ctx ended
-	stepGone                  // the node ahead went
-	stepHold                  // our node holds: register the hold
-	stepFail                  // the acquire ends with w.err
+	stepProbe    step = iota // a try: list once, and refuse if ours would wait
+	stepCreate               // create our node
+	stepList                 // list the queue and decide by the rule
+	stepAdopt                // move to our own node ahead of ours, at w.p
+	stepArm                  // watch the node ahead, at w.p
+	stepWatchDir             // wait for any change of the directory
+	stepSleep                // return to the caller, which sleeps until a wake
+	stepWoken                // act on w.woke, what ended the sleep
+	stepTakeOver             // the node ahead went: hold if we may, else list
+	stepFinish               // end the acquire: register the hold, or fail with w.err
+)
+
+// wake is what ended a waiter's sleep.
+type wake uint8
+
+const (
+	wakeFired     wake = iota // the watch on w.p fired, with w.ev
+	wakeHandedOff             // its holder in this session handed the lock to us
+	wakeChanged               // the session's state changed
+	wakeCancelled             // ctx ended
 )
 
 // waiter is one acquisition between its steps. Its fields are used by one
@@ -131,6 +144,7 @@ type waiter struct {
 	token   chan tokenRead // the read of an adopted node's token, while under way
 	attempt int            // listings failed in a row, for the backoff
 	next    step
+	woke    wake // what ended the last sleep
 
 	p       string          // the node ahead, watched; "" while none is
 	jump    bool            // our node holds once p goes, by the jump rule (recipe.jumps)
@@ -148,16 +162,16 @@ type waiter struct {
 
 // sleep waits for the wake-ups of an armed watch. The event is received
 // into w, not into this frame, which is the caller's deepest.
-func (w *waiter) sleep() step {
+func (w *waiter) sleep() wake {
 	select {
 	case <-w.local.done():
-		return stepHandedOff
+		return wakeHandedOff
 	case w.ev = <-w.ch:
-		return stepFired
+		return wakeFired
 	case <-w.changed:
-		return stepChanged
+		return wakeChanged
 	case <-w.ctx.Done():
-		return stepCancelled
+		return wakeCancelled
 	}
 }
 
@@ -179,52 +193,66 @@ func (w *waiter) step() {
 			w.next = w.arm()
 		case stepWatchDir:
 			w.next = w.watchDir()
+		case stepWoken:
+			w.next = w.woken()
+		case stepTakeOver:
+			w.next = w.takeOver()
 		case stepSleep:
 			return
-		case stepHold, stepFail:
+		default: // stepFinish
 			w.finish()
 			return
-		default:
-			w.next = w.woken(w.next)
 		}
 	}
 }
 
-// woken says what a wake-up means.
-func (w *waiter) woken(how step) step {
-	switch how {
-	case stepFired:
+// woken says what the wake-up w.woke means.
+func (w *waiter) woken() step {
+	switch w.woke {
+	case wakeFired:
 		switch w.ev.Type {
 		case zk.EventNodeDeleted:
-			return stepGone
+			return stepTakeOver
 		case zk.EventNodeDataChanged, zk.EventNodeCreated:
 			return stepArm
 		}
 		return stepList
-	case stepChanged:
+	case wakeChanged:
 		state, _, changed := w.q.s.snapshot()
 		if state == StateSuspended {
 			w.changed = changed // sleep on: the watch still stands
 			return stepSleep
 		}
 		return stepList // go-zookeeper may have failed to re-arm the watch on reconnect
-	case stepCancelled:
-		w.unwatch()
-		return w.fail(context.Cause(w.ctx))
+	case wakeCancelled:
+		return w.cancelled()
 	}
-	// stepHandedOff, stepGone: by the jump rule ours holds now, provided
-	// our session is still the one that created it.
-	jump := how == stepHandedOff || w.jump || w.local.handedOff()
+	return stepTakeOver // wakeHandedOff
+}
+
+// takeOver follows the going of the node ahead, w.p, or its handoff: ours
+// holds now by the jump rule (recipe.jumps) or the in-process handoff
+// (handoff.go), provided our session is still the one that created it;
+// otherwise the queue is listed again.
+func (w *waiter) takeOver() step {
+	jump := w.jump || w.local.handedOff()
 	w.unwatch()
 	if state, sid, _ := w.q.s.snapshot(); jump && state != StateExpired && state != StateClosed && sid == w.e.sid {
-		return stepHold
+		return stepFinish // ours holds
 	}
 	return stepList
 }
 
+// fail ends the acquire with err.
 func (w *waiter) fail(err error) step {
 	w.err = err
-	return stepFail
+	return stepFinish
+}
+
+// cancelled ends the acquire as ctx ended.
+func (w *waiter) cancelled() step {
+	w.unwatch()
+	return w.fail(context.Cause(w.ctx))
 }
 
 // probe is a try's first step: one listing, and ErrLocked if ours would
@@ -249,7 +277,7 @@ func (w *waiter) watchDir() step {
 		w.attempt = w.q.s.cfg.retry.wait(w.ctx, w.attempt)
 		return stepList // listing again reports or retries the error
 	case held:
-		return stepHold
+		return stepFinish // ours holds
 	}
 	return stepList
 }
@@ -311,7 +339,7 @@ func (w *waiter) list() step {
 	holds, ahead := q.decide(cs, ours)
 	switch {
 	case holds:
-		return stepHold
+		return stepFinish // ours holds
 	case q.try:
 		return w.fail(ErrLocked)
 	case ahead == watchQueue:
@@ -363,9 +391,9 @@ func (w *waiter) arm() step {
 	_, _, ch, err := w.q.s.readWatch(w.ctx, w.p)
 	switch {
 	case err != nil && w.ctx.Err() != nil:
-		return stepCancelled
+		return w.cancelled()
 	case errors.Is(err, zk.ErrNoNode):
-		return stepGone
+		return stepTakeOver
 	case permanent(err): // the listing may succeed: end here, or it would list and read again at once
 		p := w.p
 		w.unwatch()
