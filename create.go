@@ -23,107 +23,172 @@ import (
 // prefix). Once an attempt may have made a node in a session, create fails
 // with ErrSessionExpired when that session is gone.
 func (q *queue) create(ctx context.Context) (*entry, *pipelined, error) {
-	prefix := protectedPrefix()
-	ambiguous := false
-	var queued int64 // the session the first attempt that may have made a node was written in
-	for attempt := 0; ; {
-		state, sid, changed := q.s.snapshot()
-		if state == StateClosed { // go-zookeeper would answer ErrConnectionClosed, retried until ctx ends
-			return nil, nil, ErrClosed
+	c := &creation{q: q, ctx: ctx, prefix: protectedPrefix()}
+	for {
+		e, first, err := c.turn()
+		if !errors.Is(err, errAgain) {
+			return e, first, err
 		}
-		if sid == 0 && ctx.Err() == nil {
+	}
+}
+
+// creation is one create of our node, over its turns.
+type creation struct {
+	q         *queue
+	ctx       context.Context
+	prefix    string // the protected prefix of the next attempt's name
+	ambiguous bool   // the last attempt's outcome is unknown: search before creating again
+	queued    int64  // the session the first attempt that may have made a node was written in
+	retries   int    // failures in a row, for the backoff
+}
+
+// errAgain is a turn's outcome "take another turn"; create never returns it.
+var errAgain = errors.New("zklock: create again")
+
+// turn waits for a session to create in, searches for our node if the last
+// reply was lost, and, unless it finds it, creates it.
+func (c *creation) turn() (*entry, *pipelined, error) {
+	sid, err := c.session()
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.ambiguous {
+		if e, err := c.search(sid); e != nil || err != nil {
+			return e, nil, err
+		}
+	}
+	return c.send(sid)
+}
+
+// session waits until the session has an id and returns it, or the error
+// the create ends with.
+func (c *creation) session() (int64, error) {
+	for {
+		state, sid, changed := c.q.s.snapshot()
+		switch {
+		case state == StateClosed: // go-zookeeper would answer ErrConnectionClosed, retried until ctx ends
+			return 0, ErrClosed
+		case sid == 0 && c.ctx.Err() == nil:
 			// Not connected yet: a create queued now would run under a
 			// session we cannot name, and could not be cleaned up by it.
 			select {
 			case <-changed:
-			case <-ctx.Done():
+			case <-c.ctx.Done():
 			}
 			continue
-		}
-		if queued != 0 && (state == StateExpired || sid != queued) {
+		case c.queued != 0 && (state == StateExpired || sid != c.queued):
 			// Our node may have been queued, and seen, in a session that
 			// has expired since: end as a waiter does.
-			return nil, nil, ErrSessionExpired
-		}
-		if ctx.Err() != nil {
-			if ambiguous {
-				q.s.cleaner.findAndDelete(q.dir, prefix, sid)
+			return 0, ErrSessionExpired
+		case c.ctx.Err() != nil:
+			if c.ambiguous {
+				c.q.s.cleaner.findAndDelete(c.q.dir, c.prefix, sid)
 			}
-			return nil, nil, context.Cause(ctx)
+			return 0, context.Cause(c.ctx)
 		}
-		if ambiguous {
-			e, err := q.find(ctx, prefix, sid)
-			if r := refused(err, accessList, q.dir, "looking for our node after a lost reply"); r != nil {
-				q.s.cleaner.findAndDelete(q.dir, prefix, sid)
-				return nil, nil, r
-			}
-			if err != nil {
-				attempt = q.s.cfg.retry.wait(ctx, attempt)
-				continue
-			}
-			if e != nil {
-				return e, nil, nil
-			}
-			ambiguous = false
+		return sid, nil
+	}
+}
+
+// search looks in session sid for the node of the last attempt, whose reply
+// was lost: it returns the node, or nil if there is none (create again), or
+// the error the create ends with (errAgain after a failed search).
+func (c *creation) search(sid int64) (*entry, error) {
+	q := c.q
+	e, err := q.find(c.ctx, c.prefix, sid)
+	if r := refused(err, accessList, q.dir, "looking for our node after a lost reply"); r != nil {
+		q.s.cleaner.findAndDelete(q.dir, c.prefix, sid)
+		return nil, r
+	}
+	if err != nil {
+		c.backoff()
+		return nil, errAgain
+	}
+	c.ambiguous = false
+	return e, nil
+}
+
+// send creates our node in session sid, with the listing pipelined behind
+// it, and returns both, or the error the create ends with (errAgain: take
+// another turn).
+func (c *creation) send(sid int64) (*entry, *pipelined, error) {
+	q := c.q
+	name, flags := q.dir+"/"+c.prefix+q.mark, int32(zk.FlagEphemeral|zk.FlagSequence)
+	if q.fixed != "" {
+		name, flags = name+q.fixed, zk.FlagEphemeral
+	}
+	written := q.s.creates.expect(name) // the reply's zxid is the node's czxid
+	first := q.s.pipeline(c.ctx, q.dir, written)
+	p, err := q.s.createNode(c.ctx, name, q.cfg.data, flags, q.cfg.acl, c.late(sid))
+	seen := q.s.creates.done(name)
+	if seen.sent && c.queued == 0 && (err == nil || isConnErr(err)) {
+		c.queued = seen.in
+	}
+	_, now, _ := q.s.snapshot()
+	if err == nil && now == sid {
+		first.settle(true)
+		var stat *zk.Stat
+		if seen.replied {
+			stat = &zk.Stat{Czxid: seen.czxid, EphemeralOwner: sid}
 		}
-		name, flags := q.dir+"/"+prefix+q.mark, int32(zk.FlagEphemeral|zk.FlagSequence)
-		if q.fixed != "" {
-			name, flags = name+q.fixed, zk.FlagEphemeral
-		}
-		written := q.s.creates.expect(name) // the reply's zxid is the node's czxid
-		first := q.s.pipeline(ctx, q.dir, written)
-		p, err := q.s.createNode(ctx, name, q.cfg.data, flags, q.cfg.acl,
-			// late runs only after ctx ended, and create returns then, so
-			// prefix here is still this attempt's.
-			func(p string, err error) { // the outcome, known after we gave up
-				switch {
-				case err == nil:
-					q.s.abandon(p, sid)
-				case isConnErr(err):
-					q.s.cleaner.findAndDelete(q.dir, prefix, sid)
-				}
-			})
-		czxid, known, in, sent := q.s.creates.done(name)
-		if sent && queued == 0 && (err == nil || isConnErr(err)) {
-			queued = in
-		}
-		_, now, _ := q.s.snapshot()
-		if err == nil && now == sid {
-			first.settle(true)
-			e := newEntry(q.dir, path.Base(p), sid, nil)
-			if known {
-				e.stat = &zk.Stat{Czxid: czxid, EphemeralOwner: sid}
-			}
-			return e, first, nil
-		}
-		first.discard()
+		return newEntry(q.dir, path.Base(p), sid, stat), first, nil
+	}
+	first.discard()
+	if err == nil {
+		// Made under a session we did not see it under: delete it, and
+		// name the next attempt afresh, so no search adopts it.
+		q.s.cleaner.deleteNode(p, now)
+		c.prefix = protectedPrefix()
+		return nil, nil, errAgain
+	}
+	return nil, nil, c.failed(err, sid)
+}
+
+// late returns the handler of an attempt's outcome in session sid known
+// only after create gave up on it (ctx ended): a node made is deleted, and
+// an unknown outcome searched for and deleted, by this attempt's prefix.
+func (c *creation) late(sid int64) func(string, error) {
+	q, prefix := c.q, c.prefix
+	return func(p string, err error) {
 		switch {
-		case err != nil && ctx.Err() != nil:
-			// The outcome may be unknown; a create still in flight is
-			// also handled by its late handler.
-			q.s.cleaner.findAndDelete(q.dir, prefix, sid)
-			return nil, nil, context.Cause(ctx)
 		case err == nil:
-			// Made under a session we did not see it under: delete it, and
-			// name the next attempt afresh, so no search adopts it.
-			q.s.cleaner.deleteNode(p, now)
-			prefix = protectedPrefix()
-			continue
-		case errors.Is(err, zk.ErrNoNode):
-			if err := q.mkdirs(ctx, q.dir); err != nil && !isConnErr(err) && ctx.Err() == nil {
-				return nil, nil, fmt.Errorf("zklock: create parents of %s: %w", q.dir, err)
-			}
+			q.s.abandon(p, sid)
 		case isConnErr(err):
-			ambiguous = true
-			attempt = q.s.cfg.retry.wait(ctx, attempt)
-		case errors.Is(err, zk.ErrSessionExpired):
-			attempt = q.s.cfg.retry.wait(ctx, attempt) // the node, if any, died with the session
-		case permanent(err):
-			return nil, nil, refused(err, accessCreate, q.dir, "the lock directory")
-		default:
-			return nil, nil, fmt.Errorf("zklock: create in %s: %w", q.dir, err)
+			q.s.cleaner.findAndDelete(q.dir, prefix, sid)
 		}
 	}
+}
+
+// failed says what the create's error err in session sid means: the error
+// the create ends with, or errAgain.
+func (c *creation) failed(err error, sid int64) error {
+	q, ctx := c.q, c.ctx
+	switch {
+	case ctx.Err() != nil:
+		// The outcome may be unknown; a create still in flight is
+		// also handled by its late handler.
+		q.s.cleaner.findAndDelete(q.dir, c.prefix, sid)
+		return context.Cause(ctx)
+	case errors.Is(err, zk.ErrNoNode):
+		if err := q.mkdirs(ctx, q.dir); err != nil && !isConnErr(err) && ctx.Err() == nil {
+			return fmt.Errorf("zklock: create parents of %s: %w", q.dir, err)
+		}
+	case isConnErr(err):
+		c.ambiguous = true
+		c.backoff()
+	case errors.Is(err, zk.ErrSessionExpired):
+		c.backoff() // the node, if any, died with the session
+	case permanent(err):
+		return refused(err, accessCreate, q.dir, "the lock directory")
+	default:
+		return fmt.Errorf("zklock: create in %s: %w", q.dir, err)
+	}
+	return errAgain
+}
+
+// backoff waits before the next turn, longer after each failure in a row.
+func (c *creation) backoff() {
+	c.retries = c.q.s.cfg.retry.wait(c.ctx, c.retries)
 }
 
 // newEntry returns the entry of our node name in dir, created by session sid.

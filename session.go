@@ -160,15 +160,24 @@ func (t *createTracker) expect(path string) <-chan struct{} {
 	return ch
 }
 
-// done returns what the tap saw of the last create of path (its czxid; the
-// session it was written in) and drops one registration of path.
-func (t *createTracker) done(path string) (czxid int64, known bool, in int64, sent bool) {
+// createSeen is what the tap saw of the last create of a path.
+type createSeen struct {
+	czxid   int64 // the zxid of its reply, the node's czxid, if replied
+	replied bool
+	in      int64 // the session it was written in, if sent
+	sent    bool
+}
+
+// done returns what the tap saw of the last create of path and drops one
+// registration of path.
+func (t *createTracker) done(path string) createSeen {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	czxid, known = t.zxids[path]
-	in, sent = t.in[path]
+	var seen createSeen
+	seen.czxid, seen.replied = t.zxids[path]
+	seen.in, seen.sent = t.in[path]
 	t.forgetLocked(path)
-	return czxid, known, in, sent
+	return seen
 }
 
 // forgetLocked drops one registration of path (made by expect), and with
