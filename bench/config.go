@@ -43,7 +43,8 @@ func DefaultConfig() Config {
 		RTTs:             []time.Duration{500 * time.Microsecond, 2 * time.Millisecond},
 		PhaseUncontended: 500 * time.Millisecond, PhaseContended: 750 * time.Millisecond,
 		Failover: FailoverConfig{Events: 30, SessionTimeout: time.Second,
-			LossLimits: []string{"0", "default", "-1"}, Quiet: 150 * time.Millisecond},
+			LossLimits: []string{"0", "default", "-1"}, Quiet: 150 * time.Millisecond,
+			LongSession: 4 * time.Second, LongLossLimits: []string{"default"}},
 	}
 }
 

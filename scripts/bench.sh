@@ -13,10 +13,14 @@
 #   BENCH_SIZE=full                  make bench-full: 10 longer repetitions, 60
 #                                    failover events per case (about 25 minutes)
 #   BENCH_CPUPROFILE=path            also write a Go CPU profile of the run
+#   BENCH_PHASE=failover             the failover phase alone (about eight minutes):
+#                                    its table, goals and FAILOVER lines
 # Prints progress, the tables, the goals, and ends with one line per ratio
 # and one per failover case, recipe and loss limit:
 #   RATIO <workload> zklock/<peer> <x.xx> [<lo>, <hi>]
-#   FAILOVER <case> <recipe> p50=<ms> p99=<ms> changes=<n> events=<n> [loss=<limit>]
+#   FAILOVER <case> <recipe> p50=<ms> p99=<ms> changes=<n> events=<n> [loss=<limit>] [session=4s]
+# (recipe zookeeper-election at leader-kill: the ensemble itself, from the kill
+# until a member serves again)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,7 +42,7 @@ if [[ -f "$json" ]]; then
 	mv "$json" "$prev"
 fi
 args=(-test.run '^TestBench$' -test.count 1 -test.timeout 60m -bench.full -bench.json "$json"
-	-bench.size "${BENCH_SIZE:-default}" -bench.rev "$rev" -bench.prev "$prev")
+	-bench.size "${BENCH_SIZE:-default}" -bench.rev "$rev" -bench.prev "$prev" -bench.phase "${BENCH_PHASE:-}")
 if [[ -n "${BENCH_CPUPROFILE:-}" ]]; then
 	args+=(-test.cpuprofile "$BENCH_CPUPROFILE")
 fi
