@@ -306,7 +306,7 @@ func (s *Session) recheck(h *hold) {
 		return // ended, or a new disconnection or expiry, handled on its own
 	}
 	if reason := h.check(data, stat, err); reason != nil && s.unregister(h) {
-		s.lose(h, fmt.Errorf("%w: %s", reason, h.node))
+		s.lose(h, reason)
 	}
 }
 
@@ -320,9 +320,7 @@ func (s *Session) confirm(ctx context.Context, h *hold) error {
 	case err != nil && !errors.Is(err, zk.ErrNoNode):
 		reason = fmt.Errorf("zklock: confirm %s: %w", h.node, err)
 	default:
-		if r := h.check(data, stat, err); r != nil {
-			reason = fmt.Errorf("%w: %s", r, h.node)
-		}
+		reason = h.check(data, stat, err)
 	}
 	if reason == nil {
 		if state, sid, _ := s.snapshot(); sid != h.sid || state != StateConnected && state != StateSuspended {
@@ -343,9 +341,9 @@ func (s *Session) confirm(ctx context.Context, h *hold) error {
 func (h *hold) check(data []byte, stat *zk.Stat, err error) error {
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
-		return ErrNodeDeleted
+		return &DeletedError{Node: h.node}
 	case stat.EphemeralOwner != h.sid || stat.Czxid != h.czxid:
-		return ErrNodeGone
+		return fmt.Errorf("%w: %s", ErrNodeGone, h.node)
 	case h.revoked != nil && bytes.Equal(data, revokeMessage):
 		h.revoke()
 	}

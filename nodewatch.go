@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock/internal/wire"
 )
 
 // onNodeEvent handles a watch notification for one of our paths. It runs
@@ -23,6 +24,8 @@ func (s *Session) onNodeEvent(ev zk.Event) {
 	if negNoNodeWatch { // test-only (negative_off.go)
 		h = nil
 	}
+	zxid := s.deletedAt[ev.Path]
+	delete(s.deletedAt, ev.Path)
 	var lost bool
 	switch {
 	case h == nil:
@@ -33,9 +36,53 @@ func (s *Session) onNodeEvent(ev zk.Event) {
 	}
 	s.unlock()
 	if lost {
-		s.lose(h, fmt.Errorf("%w: %s", ErrNodeDeleted, h.node))
+		s.lose(h, &DeletedError{Node: h.node, Zxid: zxid})
 	}
 }
+
+// notified is called by the tap for each watch notification, in stream
+// order and before go-zookeeper hands it to onNodeEvent. ZooKeeper 3.9 and
+// later send the zxid of the change that fired it (ZOOKEEPER-4655); for
+// the deletion of a held node it is kept for onNodeEvent. body is the
+// frame's head after the ReplyHeader: a path too long for it is not kept.
+func (s *Session) notified(zxid int64, body []byte) {
+	if zxid <= 0 {
+		return // a server before 3.9
+	}
+	n, err := wire.ParseNotification(body)
+	if err != nil || n.Type != wire.EventNodeDeleted {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.holds[n.Path] == nil {
+		return
+	}
+	if s.deletedAt == nil {
+		s.deletedAt = make(map[string]int64)
+	}
+	s.deletedAt[n.Path] = zxid
+}
+
+// A DeletedError is the reason a hold was lost when another client deleted
+// its node (it wraps ErrNodeDeleted). Zxid is the transaction that deleted
+// it, as ZooKeeper 3.9 and later name it with the notification, for the
+// servers' transaction logs (zkTxnLogToolkit); 0 when the server did not
+// say. It is greater than the hold's token.
+type DeletedError struct {
+	Node string // the node's full znode path
+	Zxid int64
+}
+
+func (e *DeletedError) Error() string {
+	if e.Zxid == 0 {
+		return fmt.Sprintf("%v: %s", ErrNodeDeleted, e.Node)
+	}
+	return fmt.Sprintf("%v: %s, at zxid %#x", ErrNodeDeleted, e.Node, e.Zxid)
+}
+
+// Unwrap returns ErrNodeDeleted.
+func (e *DeletedError) Unwrap() error { return ErrNodeDeleted }
 
 // armed records that the session now has a data watch on p (the tap saw a
 // getData with a watch on p answered). It is called in stream order, before

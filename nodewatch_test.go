@@ -271,3 +271,41 @@ func TestIntegration_OwnReleaseIsNotLoss(t *testing.T) {
 	defer mu.Unlock()
 	require.Empty(t, lost)
 }
+
+// A hold lost to another client's delete names the transaction that
+// deleted its node where the server says it with the notification
+// (ZooKeeper 3.9 and later, ZOOKEEPER-4655), and 0 where it does not.
+func TestIntegration_DeletionZxid(t *testing.T) {
+	c := zktest.Start(t)
+	s := connect(t, c)
+	admin := c.Connect(t, 10*time.Second)
+	v, err := c.ServerVersion(0)
+	require.NoError(t, err)
+	for _, name := range []string{"short", strings.Repeat("long-", 60)} { // the second's path is too long to be kept
+		p := "/zxid/" + name
+		h, err := newMutex(t, s, p).Lock(ctxTimeout(t, 10*time.Second))
+		require.NoError(t, err)
+		// The hold's watch is set by a read sent as Lock returns: delete
+		// once the server has it, so the notification tells of the loss.
+		require.Eventually(t, func() bool {
+			out, err := c.FourLetter(0, "wchp")
+			return err == nil && strings.Contains(out, h.Node()+"\n")
+		}, 10*time.Second, 5*time.Millisecond)
+		require.NoError(t, admin.Delete(h.Node(), -1))
+		<-h.Done()
+		_, stat, err := admin.Exists(p)
+		require.NoError(t, err)
+		var de *zklock.DeletedError
+		require.ErrorAs(t, h.Err(), &de)
+		require.ErrorIs(t, h.Err(), zklock.ErrNodeDeleted)
+		require.Equal(t, h.Node(), de.Node)
+		switch {
+		case !zktest.AtLeast(v, "3.9.0"), len(h.Node()) > 292:
+			require.Zero(t, de.Zxid, "ZooKeeper %s, node %d bytes", v, len(h.Node()))
+		default:
+			require.Equal(t, stat.Pzxid, de.Zxid, "ZooKeeper %s: the delete is the directory's last child change", v)
+			require.Greater(t, de.Zxid, h.Token())
+			require.Contains(t, h.Err().Error(), "at zxid 0x")
+		}
+	}
+}

@@ -51,12 +51,15 @@ type Session struct {
 	connCancel  context.CancelFunc // ends connCtx, which lasts while connected (see connectedAs)
 
 	// Holds and their watches (hold.go, nodewatch.go).
-	holds map[string]*hold    // registered holds by their node's path
-	armed map[string]struct{} // our paths the session has a data watch on
+	holds     map[string]*hold    // registered holds by their node's path
+	armed     map[string]struct{} // our paths the session has a data watch on
+	deletedAt map[string]int64    // held nodes whose deletion was notified, by the zxid the server named
 
 	// Deletes and the in-process handoff (delete.go).
 	cleaner  cleaner
 	handoffs handoffs
+
+	era eraCache // the ensemble's era, per ZooKeeper session (era.go)
 }
 
 // Conn returns the underlying go-zookeeper connection, for fenced writes

@@ -174,9 +174,18 @@ type replyScanner struct {
 func (r *replyScanner) feed(p []byte, c *tapConn) error {
 	if !r.init {
 		r.init = true
-		r.sc = wire.Scanner{Max: maxFrame, Head: wire.ReplyHeaderLen, Handshake: r.first}
+		r.sc = wire.Scanner{Max: maxFrame, Head: wire.ReplyHeaderLen, Handshake: r.first, Longer: notificationHead}
 	}
 	return r.sc.Feed(p, c.reply)
+}
+
+// notificationHead keeps the whole head a notification's path may fit in
+// (see Session.notified); other replies are yielded on their header.
+func notificationHead(head []byte) int {
+	if h, err := wire.ParseReplyHeader(head); err == nil && h.Xid == wire.XidWatchEvent && h.Zxid > 0 {
+		return wire.MaxHead
+	}
+	return 0
 }
 
 // broken reports whether the server's stream failed to parse.
@@ -381,6 +390,10 @@ func (c *tapConn) reply(f wire.Frame) {
 	}
 	h, err := wire.ParseReplyHeader(f.Head)
 	if err != nil {
+		return
+	}
+	if h.Xid == wire.XidWatchEvent {
+		c.s.notified(h.Zxid, f.Head[wire.ReplyHeaderLen:])
 		return
 	}
 	c.answered(h.Xid)

@@ -68,10 +68,14 @@ func (f *Fence) Table() string {
 // catalog race, SQLite's busy database) is tried again, up to 6 times
 // within about a second. The table is
 //
-//	CREATE TABLE zklock_fence (resource TEXT PRIMARY KEY, token BIGINT NOT NULL CHECK (token > 0))
+//	CREATE TABLE zklock_fence (resource TEXT PRIMARY KEY,
+//		token BIGINT NOT NULL CHECK (token > 0), era TEXT NOT NULL DEFAULT '')
 //
-// Create it that way yourself (in a migration, say) if the application's
-// database user may not create tables.
+// A table of an earlier version, without the era column, gets it (ALTER
+// TABLE ... ADD COLUMN era TEXT NOT NULL DEFAULT ”); its rows keep their
+// tokens and take the era of the first CheckEra that passes them. Create or
+// alter the table that way yourself (in a migration, say) if the
+// application's database user may not.
 func (f *Fence) Setup(ctx context.Context, db *sql.DB) error {
 	if ctx == nil || db == nil {
 		return invalid("Setup needs a context and a *sql.DB")
@@ -95,20 +99,35 @@ func (f *Fence) Setup(ctx context.Context, db *sql.DB) error {
 
 const setupAttempts = 6
 
-// setupOnce creates the table if missing and probes it; again is true when
-// the create failed and the table is not there (yet).
+// setupOnce creates the table if missing, adds the era column to a table
+// of an earlier version, and probes it; again is true when a create or an
+// alter failed and the table is not complete (yet).
 func (f *Fence) setupOnce(ctx context.Context, db *sql.DB) (again bool, err error) {
 	t := f.Table()
 	_, createErr := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+t+
-		" (resource TEXT PRIMARY KEY, token BIGINT NOT NULL CHECK (token > 0))")
-	rows, err := db.QueryContext(ctx, "SELECT resource, token FROM "+t+" WHERE 1 = 0")
-	if err != nil {
+		" (resource TEXT PRIMARY KEY, token BIGINT NOT NULL CHECK (token > 0), era TEXT NOT NULL DEFAULT '')")
+	if probe(ctx, db, t, "resource, token, era") == nil {
+		return false, nil
+	}
+	if err := probe(ctx, db, t, "resource, token"); err != nil {
 		if createErr != nil {
 			return true, fmt.Errorf("fence: create table %s: %w", t, createErr)
 		}
 		return false, fmt.Errorf("fence: table %s is not a fencing table (resource, token): %w", t, err)
 	}
-	return false, rows.Close()
+	if _, err := db.ExecContext(ctx, "ALTER TABLE "+t+" ADD COLUMN era TEXT NOT NULL DEFAULT ''"); err != nil {
+		return true, fmt.Errorf("fence: add column era to %s: %w", t, err)
+	}
+	return false, probe(ctx, db, t, "resource, token, era")
+}
+
+// probe selects columns from table t, reading no row.
+func probe(ctx context.Context, db *sql.DB, t, columns string) error {
+	rows, err := db.QueryContext(ctx, "SELECT "+columns+" FROM "+t+" WHERE 1 = 0")
+	if err != nil {
+		return err
+	}
+	return rows.Close()
 }
 
 // Check records token as accepted for resource inside tx, unless a greater
@@ -116,6 +135,11 @@ func (f *Fence) setupOnce(ctx context.Context, db *sql.DB) (again bool, err erro
 // wraps ErrStale, and names both tokens) and the caller must roll tx back,
 // so that none of the writes it made in tx commit. An equal token is
 // accepted: one holder writes many times under its token.
+//
+// Check compares tokens only, which cannot survive an ensemble rebuilt
+// from empty (its tokens start low again): prefer CheckEra or CheckHold,
+// which also compare the ensemble's era. A resource once fenced with an
+// era refuses Check with an *EnsembleError.
 //
 // The check and the record are one statement (an upsert that keeps the
 // greater token and returns it), so two transactions with different tokens
@@ -130,6 +154,27 @@ func (f *Fence) setupOnce(ctx context.Context, db *sql.DB) (again bool, err erro
 // Check never commits or rolls back tx. Errors of the database (the table
 // is missing, tx is done) are returned wrapped.
 func (f *Fence) Check(ctx context.Context, tx *sql.Tx, resource string, token int64) error {
+	return f.check(ctx, tx, resource, token, "")
+}
+
+// CheckEra is Check for a token of the ensemble era era (zklock's
+// Hold.Era): it passes only a token of the era the resource has recorded,
+// and refuses a token of any other era with an *EnsembleError (which wraps
+// ErrOtherEnsemble and names both tokens and eras), whatever the tokens.
+// A resource's first check, or the first that passes on a row written
+// before eras, records its era. After an ensemble is rebuilt, Rebase moves
+// a resource to the new era.
+func (f *Fence) CheckEra(ctx context.Context, tx *sql.Tx, resource string, token int64, era string) error {
+	if err := validEra(era); err != nil {
+		return err
+	}
+	return f.check(ctx, tx, resource, token, era)
+}
+
+// check is Check ("" era) and CheckEra. The upsert raises the token only
+// within the recorded era, or on a row without one, which then takes the
+// era; the era it returns tells another era's token from a stale one.
+func (f *Fence) check(ctx context.Context, tx *sql.Tx, resource string, token int64, era string) error {
 	if ctx == nil || tx == nil {
 		return invalid("Check needs a context and a *sql.Tx")
 	}
@@ -140,15 +185,23 @@ func (f *Fence) Check(ctx context.Context, tx *sql.Tx, resource string, token in
 		return invalid("resource %q: token %d is not positive (zklock's tokens are)", resource, token)
 	}
 	t := f.Table()
-	var accepted int64
-	err := tx.QueryRowContext(ctx, "INSERT INTO "+t+" AS f (resource, token) VALUES ($1, $2)"+
-		" ON CONFLICT (resource) DO UPDATE SET token ="+
-		" CASE WHEN f.token < excluded.token THEN excluded.token ELSE f.token END"+
-		" RETURNING token", resource, token).Scan(&accepted)
+	var (
+		accepted    int64
+		acceptedEra string
+	)
+	err := tx.QueryRowContext(ctx, "INSERT INTO "+t+" AS f (resource, token, era) VALUES ($1, $2, $3)"+
+		" ON CONFLICT (resource) DO UPDATE SET"+
+		" token = CASE WHEN (f.era = excluded.era OR f.era = '') AND f.token < excluded.token"+
+		" THEN excluded.token ELSE f.token END,"+
+		" era = CASE WHEN f.era = '' AND f.token <= excluded.token THEN excluded.era ELSE f.era END"+
+		" RETURNING token, era", resource, token, era).Scan(&accepted, &acceptedEra)
 	if err != nil {
 		return fmt.Errorf("fence: check resource %q token %d in %s: %w", resource, token, t, err)
 	}
-	if accepted > token {
+	switch {
+	case acceptedEra != era && acceptedEra != "":
+		return &EnsembleError{Resource: resource, Token: token, Era: era, Accepted: accepted, AcceptedEra: acceptedEra}
+	case accepted > token:
 		return &StaleError{Resource: resource, Token: token, Accepted: accepted}
 	}
 	return nil
@@ -173,4 +226,10 @@ func Setup(ctx context.Context, db *sql.DB) error { return defaultFence.Setup(ct
 // Check fences tx with token for resource in DefaultTable; see Fence.Check.
 func Check(ctx context.Context, tx *sql.Tx, resource string, token int64) error {
 	return defaultFence.Check(ctx, tx, resource, token)
+}
+
+// CheckEra fences tx with token of era for resource in DefaultTable; see
+// Fence.CheckEra.
+func CheckEra(ctx context.Context, tx *sql.Tx, resource string, token int64, era string) error {
+	return defaultFence.CheckEra(ctx, tx, resource, token, era)
 }

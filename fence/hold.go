@@ -18,7 +18,16 @@ type Holder interface {
 	Context() context.Context
 }
 
-// CheckHold is Check with the hold's token, after making sure the hold has
+// An EraHolder is a Holder that knows its ensemble's era:
+// *zklock.Hold and *zklock.Leadership are EraHolders.
+type EraHolder interface {
+	Holder
+	// Era returns the era of the ensemble that holds the hold's node.
+	Era(ctx context.Context) (string, error)
+}
+
+// CheckHold is CheckEra with the hold's token and era (Check with its
+// token, for a Holder that is not an EraHolder), after making sure the hold has
 // not already ended: if it has, it returns an error wrapping ErrHoldEnded
 // and the hold's reason (zklock.ErrLost, zklock.ErrReleased) without
 // touching the database. A hold without a token (the non-exclusive hold of
@@ -42,7 +51,15 @@ func (f *Fence) CheckHold(ctx context.Context, tx *sql.Tx, resource string, h Ho
 	if token <= 0 {
 		return invalid("resource %q: the hold has no fencing token (not exclusive)", resource)
 	}
-	return f.Check(ctx, tx, resource, token)
+	eh, ok := h.(EraHolder)
+	if !ok {
+		return f.Check(ctx, tx, resource, token)
+	}
+	era, err := eh.Era(ctx)
+	if err != nil {
+		return fmt.Errorf("fence: resource %q: the hold's ensemble era: %w", resource, err)
+	}
+	return f.CheckEra(ctx, tx, resource, token, era)
 }
 
 // CheckHold fences tx with h's token for resource in DefaultTable; see

@@ -16,8 +16,8 @@ import (
 // Semaphore leases, LeaderLatch terms, Campaign) and a LeaderElection's
 // *Leadership.
 var (
-	_ fence.Holder = (*zklock.Hold)(nil)
-	_ fence.Holder = (*zklock.Leadership)(nil)
+	_ fence.EraHolder = (*zklock.Hold)(nil)
+	_ fence.EraHolder = (*zklock.Leadership)(nil)
 )
 
 // TestIntegration_CheckHold fences with real zklock holds on a real
@@ -71,10 +71,12 @@ func TestIntegration_CheckHold(t *testing.T) {
 	require.Greater(t, term, second.Token())
 
 	// The first hold's token, presented as if it were still live, is stale.
+	era, err := sess.Era(ctx)
+	require.NoError(t, err)
 	tx, err := db.BeginTx(ctx, nil)
 	require.NoError(t, err)
 	defer tx.Rollback()
-	err = fence.CheckHold(ctx, tx, "/locks/report", liveToken(first.Token()))
+	err = fence.CheckHold(ctx, tx, "/locks/report", eraHolder{liveToken(first.Token()), era})
 	require.ErrorIs(t, err, fence.ErrStale)
 	var se *fence.StaleError
 	require.ErrorAs(t, err, &se)
@@ -120,3 +122,12 @@ func (h holder) Token() int64             { return h.token }
 func (h holder) Context() context.Context { return h.ctx }
 
 func liveToken(token int64) holder { return holder{token: token, ctx: context.Background()} }
+
+// eraHolder is a holder with an ensemble era: a hold as a paused process
+// still believes it to be.
+type eraHolder struct {
+	holder
+	era string
+}
+
+func (h eraHolder) Era(context.Context) (string, error) { return h.era, nil }

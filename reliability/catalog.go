@@ -144,6 +144,9 @@ func Scenarios(mode Mode) []*Scenario {
 	s24.Nemesis = pgNemesis(d(0, 5*s, 7*s), T+T/2, d(0, 9*s, 10*s))
 	out = append(out, s24)
 
+	out = append(out, &Scenario{Name: "S25", Title: "ensemble rebuilt from empty, fenced by era", Servers: 1, Locks: 1,
+		Session: T, Postgres: true, Duration: d(20*s, 30*s, 120*s), InProcess: EnsembleRebuilt})
+
 	s8 := base("S8", "dropped create replies", 1, d(0, 10*s, 60*s))
 	s8.Proxies = true
 	s8.Nemesis = DropCreates(d(0, 500*time.Millisecond, 500*time.Millisecond))
@@ -198,7 +201,9 @@ func Negatives() []*Scenario {
 	n7.Servers, n7.Postgres = 3, true
 	n7.HoldMin, n7.HoldMax = 5*time.Millisecond, 30*time.Millisecond
 	n7.Nemesis = pgNemesis(4*s, T+T/2, 9*s)
-	return []*Scenario{n1, n2, n3, n4, n5, n6, n7}
+	n8 := &Scenario{Name: "S25", Negative: "N8", Title: "ensemble rebuilt from empty, fenced by era", Servers: 1, Locks: 1,
+		Session: T, Postgres: true, Duration: 20 * s, InProcess: EnsembleRebuilt}
+	return []*Scenario{n1, n2, n3, n4, n5, n6, n7, n8}
 }
 
 // lagNemesis is S23's: a worker's create reply dropped and its client sent

@@ -21,6 +21,8 @@ const (
 	FaultReapParent      = "reap-parent"
 	FaultDeleteNode      = "delete-holder-node" // another client deletes the holder's node (target: the node)
 	FaultWipe            = "wipe-data-dir"      // negative test of C3 only
+	FaultRebuild         = "rebuild-ensemble"   // S25: the data directory wiped, holders fenced by era
+	FaultRebase          = "rebase-fence"       // S25: the operator moves the fence to the new era
 )
 
 // Violation is one checker finding.
@@ -266,7 +268,7 @@ func grantedBehind(holds []*Acq, a *Acq, t int64) bool {
 // ephemeralOwner is the hold's session (from the worker's independent read);
 // tokens of a lock's successive holders increase strictly in acquisition
 // order (a holder whose process was paused while acquiring may be stamped
-// late, and is excused).
+// late, and is excused), within each ensemble era the history names.
 func CheckTokens(h *History) []Violation {
 	var out []Violation
 	for _, e := range h.Events {
@@ -282,36 +284,63 @@ func CheckTokens(h *History) []Violation {
 				a.ID, a.Token, a.Session, e.Node, e.Czxid, e.Owner), a.Start, e.T})
 		}
 	}
-	for lock, acqs := range h.byLock() {
-		seen := map[int64]string{}
-		var maxAll, maxExcl int64
-		var maxAllID, maxExclID string
-		for _, b := range acqs {
-			if prev, dup := seen[b.Token]; dup {
-				out = append(out, Violation{"C3", fmt.Sprintf("%s: %s and %s share token %d", lock, prev, b.ID, b.Token), h.ByID[prev].Start, b.Start})
+	for lock, all := range h.byLock() {
+		for _, acqs := range byEra(all) {
+			out = append(out, checkTokenOrder(h, lock, acqs)...)
+		}
+	}
+	return out
+}
+
+// byEra splits a lock's acquisitions by the ensemble era of their tokens,
+// keeping their order: tokens of an ensemble rebuilt from empty start over,
+// and are compared only with their own era's.
+func byEra(acqs []*Acq) [][]*Acq {
+	var out [][]*Acq
+	at := map[string]int{}
+	for _, a := range acqs {
+		i, ok := at[a.Era]
+		if !ok {
+			i = len(out)
+			at[a.Era] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], a)
+	}
+	return out
+}
+
+// checkTokenOrder is C3's order rule on one lock's acquisitions of one era.
+func checkTokenOrder(h *History, lock string, acqs []*Acq) []Violation {
+	var out []Violation
+	seen := map[int64]string{}
+	var maxAll, maxExcl int64
+	var maxAllID, maxExclID string
+	for _, b := range acqs {
+		if prev, dup := seen[b.Token]; dup {
+			out = append(out, Violation{"C3", fmt.Sprintf("%s: %s and %s share token %d", lock, prev, b.ID, b.Token), h.ByID[prev].Start, b.Start})
+		}
+		seen[b.Token] = b.ID
+		// An exclusive hold comes after every earlier hold; a shared
+		// one after every earlier exclusive hold (readers that share
+		// may be stamped in any order).
+		bound, boundID := maxAll, maxAllID
+		if b.Read {
+			bound, boundID = maxExcl, maxExclID
+		}
+		if b.Token <= bound {
+			a := h.ByID[boundID]
+			pb, _ := h.paused(b.Worker, b.Invoke, b.Start)
+			pa, _ := h.paused(a.Worker, a.Invoke, a.Start)
+			if !pa && !pb {
+				out = append(out, Violation{"C3", fmt.Sprintf("%s: token %d of %s not above %d of %s acquired before it", lock, b.Token, b.ID, a.Token, a.ID), min(a.Start, b.Invoke), b.Start})
 			}
-			seen[b.Token] = b.ID
-			// An exclusive hold comes after every earlier hold; a shared
-			// one after every earlier exclusive hold (readers that share
-			// may be stamped in any order).
-			bound, boundID := maxAll, maxAllID
-			if b.Read {
-				bound, boundID = maxExcl, maxExclID
-			}
-			if b.Token <= bound {
-				a := h.ByID[boundID]
-				pb, _ := h.paused(b.Worker, b.Invoke, b.Start)
-				pa, _ := h.paused(a.Worker, a.Invoke, a.Start)
-				if !pa && !pb {
-					out = append(out, Violation{"C3", fmt.Sprintf("%s: token %d of %s not above %d of %s acquired before it", lock, b.Token, b.ID, a.Token, a.ID), min(a.Start, b.Invoke), b.Start})
-				}
-			}
-			if b.Token > maxAll {
-				maxAll, maxAllID = b.Token, b.ID
-			}
-			if !b.Read && b.Token > maxExcl {
-				maxExcl, maxExclID = b.Token, b.ID
-			}
+		}
+		if b.Token > maxAll {
+			maxAll, maxAllID = b.Token, b.ID
+		}
+		if !b.Read && b.Token > maxExcl {
+			maxExcl, maxExclID = b.Token, b.ID
 		}
 	}
 	return out

@@ -64,7 +64,8 @@ type Event struct {
 	Target  string   `json:"target,omitempty"`
 	Name    string   `json:"name,omitempty"` // contract name
 	Seq     int64    `json:"seq,omitempty"`  // pgrow: the row's place in its resource's commit order
-	Out     string   `json:"out,omitempty"`  // pgwrite: committed, stale, error or unknown
+	Out     string   `json:"out,omitempty"`  // pgwrite: committed, stale, other-era, error or unknown
+	Era     string   `json:"era,omitempty"`  // ok, pginvoke, pgrow, pgfence: the ensemble era of the token ("" unknown)
 }
 
 // HoldID names one acquisition: worker, client, op.

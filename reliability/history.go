@@ -16,9 +16,10 @@ type Acq struct {
 	Session  int64
 	Node     string
 	Token    int64
-	Invoke   int64 // Lock called
-	Start    int64 // Lock returned (the ok event)
-	End      int64 // min(release called, loss signal); MaxInt64 if neither
+	Era      string // the ensemble era of Token ("" if not logged): tokens of different eras do not compare
+	Invoke   int64  // Lock called
+	Start    int64  // Lock returned (the ok event)
+	End      int64  // min(release called, loss signal); MaxInt64 if neither
 	Released bool
 	Lost     bool
 	Killed   bool // its process was SIGKILLed while it held (End is then the kill)
@@ -60,7 +61,7 @@ func Analyze(evs []Event) *History {
 			h.Invokes[e.HoldID()] = e
 		case KindOK:
 			a := &Acq{ID: e.HoldID(), Worker: e.Worker, Client: e.Client, Lock: e.Lock, Read: e.Read, Session: e.Session, Node: e.Node,
-				Token: e.Token, Start: e.T, End: math.MaxInt64}
+				Token: e.Token, Era: e.Era, Start: e.T, End: math.MaxInt64}
 			if inv, ok := h.Invokes[a.ID]; ok {
 				a.Invoke = inv.T
 			}

@@ -18,6 +18,7 @@ type inproc struct {
 	name string
 	s    *zklock.Session
 	m    *zklock.Mutex
+	eras bool // log each hold's ensemble era on its ok event (S25)
 }
 
 func (e *Env) contender(name string) *inproc {
@@ -45,10 +46,14 @@ func (c *inproc) ev(kind string, op int64) Event {
 }
 
 // lock calls Lock with the events a worker logs; the hold's loss is logged
-// by a goroutine.
+// by a goroutine. A Lock that fails because ctx ended is logged as a
+// worker's is, "stopped: ...": the run is over, which is no liveness failure.
 func (c *inproc) lock(ctx context.Context, op int64) (*zklock.Hold, error) {
 	c.e.Nem.Add(c.ev(KindInvoke, op))
 	h, err := c.m.Lock(ctx)
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("stopped: %w", err)
+	}
 	c.done(op, h, err)
 	return h, err
 }
@@ -62,6 +67,15 @@ func (c *inproc) done(op int64, h *zklock.Hold, err error) {
 	}
 	e := c.ev(KindOK, op)
 	e.Session, e.Node, e.Token = h.SessionID(), h.Node(), h.Token()
+	if c.eras {
+		ctx, cancel := context.WithTimeout(context.Background(), c.e.Sc.Session)
+		era, err := h.Era(ctx)
+		cancel()
+		e.Era = era
+		if err != nil {
+			e.Err = err.Error()
+		}
+	}
 	c.e.Nem.Add(e)
 	if ok, st, err := c.s.Conn().Exists(h.Node()); err == nil {
 		e := c.ev(KindStat, op)

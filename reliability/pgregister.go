@@ -35,6 +35,7 @@ import (
 const (
 	OutCommitted = "committed" // COMMIT succeeded
 	OutStale     = "stale"     // fence.Check refused the token; rolled back
+	OutOtherEra  = "other-era" // fence.CheckEra refused a token of another ensemble era; rolled back
 	OutError     = "error"     // failed before COMMIT, or the server refused the COMMIT: not committed
 	OutUnknown   = "unknown"   // COMMIT sent and not answered (connection lost, deadline): may have committed
 )
@@ -56,7 +57,8 @@ func PGSetup(ctx context.Context, db *sql.DB, resources []string) error {
 	}
 	for _, q := range []string{
 		"CREATE TABLE IF NOT EXISTS " + pgOrder + " (resource TEXT PRIMARY KEY, n BIGINT NOT NULL)",
-		"CREATE TABLE IF NOT EXISTS " + pgWrites + " (resource TEXT NOT NULL, n BIGINT NOT NULL, token BIGINT NOT NULL, elem TEXT NOT NULL, PRIMARY KEY (resource, n))",
+		"CREATE TABLE IF NOT EXISTS " + pgWrites + " (resource TEXT NOT NULL, n BIGINT NOT NULL, token BIGINT NOT NULL, era TEXT NOT NULL," +
+			" elem TEXT NOT NULL, PRIMARY KEY (resource, n))",
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("pg register: %w", err)
@@ -70,27 +72,43 @@ func PGSetup(ctx context.Context, db *sql.DB, resources []string) error {
 	return nil
 }
 
+// A FenceMode is how PGWrite fences a write.
+type FenceMode int
+
+const (
+	FenceToken FenceMode = iota // fence.Check: the token alone (S24)
+	FenceEra                    // fence.CheckEra: the token and its ensemble era (S25)
+	FenceOff                    // no check (the negative control N7)
+)
+
 // PGWrite makes one write of the register: a transaction at isolation iso
-// that calls fence.Check(resource, token) (unless fenced is false: the
-// negative control N7) and inserts the row (resource, its place, token,
-// elem). It returns the outcome (OutCommitted, OutStale, OutError or
-// OutUnknown) and the error that decided it.
-func PGWrite(ctx context.Context, db *sql.DB, iso sql.IsolationLevel, resource string, token int64, elem string, fenced bool) (string, error) {
+// that fences the write as mode says and inserts the row (resource, its
+// place, token, era, elem). It returns the outcome (OutCommitted, OutStale,
+// OutOtherEra, OutError or OutUnknown) and the error that decided it.
+func PGWrite(ctx context.Context, db *sql.DB, iso sql.IsolationLevel, resource string, token int64, era, elem string, mode FenceMode) (string, error) {
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: iso})
 	if err != nil {
 		return OutError, err
 	}
-	if fenced {
-		if err := fence.Check(ctx, tx, resource, token); err != nil {
+	if mode != FenceOff {
+		if mode == FenceEra {
+			err = fence.CheckEra(ctx, tx, resource, token, era)
+		} else {
+			err = fence.Check(ctx, tx, resource, token)
+		}
+		if err != nil {
 			tx.Rollback()
-			if errors.Is(err, fence.ErrStale) {
+			switch {
+			case errors.Is(err, fence.ErrStale):
 				return OutStale, err
+			case errors.Is(err, fence.ErrOtherEnsemble):
+				return OutOtherEra, err
 			}
 			return OutError, err
 		}
 	}
 	res, err := tx.ExecContext(ctx, "WITH o AS (UPDATE "+pgOrder+" SET n = n + 1 WHERE resource = $1 RETURNING n) "+
-		"INSERT INTO "+pgWrites+" (resource, n, token, elem) SELECT $1, n, $2, $3 FROM o", resource, token, elem)
+		"INSERT INTO "+pgWrites+" (resource, n, token, era, elem) SELECT $1, n, $2, $3, $4 FROM o", resource, token, era, elem)
 	if err == nil {
 		if n, rerr := res.RowsAffected(); rerr != nil || n != 1 {
 			err = fmt.Errorf("pg register: %d rows inserted for %s (%v)", n, resource, rerr)
@@ -122,18 +140,19 @@ func commitOutcome(err error) string {
 }
 
 // ReadPG reads the register after the run into log: each row (a pgrow event:
-// its resource, place, token and element, in commit order per resource),
-// each row of the fence's table (pgfence: the greatest token it accepted
-// per resource), and a pgread event that counts the rows.
+// its resource, place, token, era and element, in commit order per
+// resource), each row of the fence's table (pgfence: the greatest token it
+// accepted per resource, and its era), and a pgread event that counts the
+// rows.
 func ReadPG(ctx context.Context, db *sql.DB, log *Log) error {
-	rows, err := db.QueryContext(ctx, "SELECT resource, n, token, elem FROM "+pgWrites+" ORDER BY resource, n")
+	rows, err := db.QueryContext(ctx, "SELECT resource, n, token, era, elem FROM "+pgWrites+" ORDER BY resource, n")
 	if err != nil {
 		return fmt.Errorf("pg register: read rows: %w", err)
 	}
 	var n int64
 	for rows.Next() {
 		e := Event{Kind: KindPGRow}
-		if err := rows.Scan(&e.Lock, &e.Seq, &e.Token, &e.Elem); err != nil {
+		if err := rows.Scan(&e.Lock, &e.Seq, &e.Token, &e.Era, &e.Elem); err != nil {
 			rows.Close()
 			return fmt.Errorf("pg register: read rows: %w", err)
 		}
@@ -143,13 +162,13 @@ func ReadPG(ctx context.Context, db *sql.DB, log *Log) error {
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return fmt.Errorf("pg register: read rows: %w", err)
 	}
-	frows, err := db.QueryContext(ctx, "SELECT resource, token FROM "+fence.DefaultTable+" ORDER BY resource")
+	frows, err := db.QueryContext(ctx, "SELECT resource, token, era FROM "+fence.DefaultTable+" ORDER BY resource")
 	if err != nil {
 		return fmt.Errorf("pg register: read fence: %w", err)
 	}
 	for frows.Next() {
 		e := Event{Kind: KindPGFence}
-		if err := frows.Scan(&e.Lock, &e.Token); err != nil {
+		if err := frows.Scan(&e.Lock, &e.Token, &e.Era); err != nil {
 			frows.Close()
 			return fmt.Errorf("pg register: read fence: %w", err)
 		}

@@ -176,10 +176,10 @@ func Run(t testing.TB, sc *Scenario) Result {
 				res.Errors = append(res.Errors, err.Error())
 			}
 		}
-		if db != nil {
-			if p := e.readDatabase(db, &res); p != "" {
-				logs = append(logs, p)
-			}
+	}
+	if db != nil {
+		if p := e.readDatabase(db, &res); p != "" {
+			logs = append(logs, p)
 		}
 	}
 	if err := nem.Close(); err != nil {

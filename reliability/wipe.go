@@ -29,7 +29,19 @@ func WipedDataDir(ctx context.Context, e *Env) {
 		}
 	}
 	take(e.contender("a"), 3)
-	e.Fault(FaultWipe, "0", 0, func() error {
+	if e.wipe(ctx, FaultWipe) {
+		take(e.contender("b"), 3)
+	}
+}
+
+// wipe rebuilds the (standalone) server from empty, logged as fault name:
+// stopped, its data directory emptied, started again, so that zxids start
+// over. The server then refuses every client that has seen a later zxid
+// (the old connections retry forever), so the suite gets a new connection;
+// and its own nodes went with the data: they are made again. It reports
+// whether all went well (otherwise the test has failed).
+func (e *Env) wipe(ctx context.Context, name string) bool {
+	e.Fault(name, "0", 0, func() error {
 		if err := e.C.Stop(0); err != nil {
 			return err
 		}
@@ -38,17 +50,14 @@ func WipedDataDir(ctx context.Context, e *Env) {
 		}
 		return e.C.Start(0)
 	}, nil)
-	// The server now refuses every client that has seen a later zxid (the
-	// old connections retry forever), so the suite needs a new connection;
-	// and its own nodes went with the data: make them again.
 	e.Conn = e.C.Connect(e.T, 10*time.Second)
 	for _, p := range []string{"/reliability", e.Root, e.Root + "-reg", RegisterPath(e.Root, 0)} {
 		if err := createRetry(ctx, e.Conn, p); err != nil {
 			e.T.Errorf("create %s after the wipe: %v", p, err)
-			return
+			return false
 		}
 	}
-	take(e.contender("b"), 3)
+	return true
 }
 
 // createRetry creates p (data "0"), retrying while the connection recovers.

@@ -26,7 +26,11 @@ func (w *clientOp) pgWrite(token int64) {
 	w.add(KindPGInvoke, func(e *Event) { e.T, e.Token, e.Elem = t0, token, elem })
 	w.log.Flush() // an effect of a SIGKILLed worker is never without its invoke
 	ctx, cancel := context.WithTimeout(context.Background(), PGTxTimeout)
-	out, err := PGWrite(ctx, w.out.pg, pgIsolation(w.base.Client), w.res, token, elem, w.cfg.Negative != "N7")
+	mode := FenceToken
+	if w.cfg.Negative == "N7" {
+		mode = FenceOff
+	}
+	out, err := PGWrite(ctx, w.out.pg, pgIsolation(w.base.Client), w.res, token, "", elem, mode)
 	cancel()
 	w.add(KindPGWrite, func(e *Event) {
 		e.T0, e.Token, e.Elem, e.Out, e.OK = t0, token, elem, out, out == OutCommitted

@@ -7,7 +7,10 @@
 # The version is the first "## vX.Y.Z" heading of CHANGELOG.md. The checks: the work tree is
 # clean (nothing to commit, nothing untracked); the version is a semantic version whose tags do
 # not exist yet; each nested module requires the root module at that version; gofmt, go vet and
-# go mod tidy are clean in every module (make vet); and internal/release's test builds a module
+# go mod tidy are clean in every module (make vet); docs/reliability-results.md's first "soak:"
+# line names the library code of the tree (the root package's non-test .go files and
+# internal/): its commit, or an earlier one whose every later library commit the document
+# names; and internal/release's test builds a module
 # proxy from the tree at that version and resolves and builds every published module from it
 # with go get, offline. Then it prints the git commands that tag HEAD and push the tags: the root
 # module (vX.Y.Z) and the nested ones (zktest/containers/vX.Y.Z, contrib/prometheus/vX.Y.Z).
@@ -22,7 +25,7 @@ test=1
 case "${1:-}" in
 "") ;;
 --no-test) test=0 ;;
--h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+-h | --help) sed -n '2,16p' "$0"; exit 0 ;;
 *) die "unknown argument $1 (want --no-test or nothing)" ;;
 esac
 
@@ -45,6 +48,18 @@ for d in "${nested[@]}"; do
 	grep -Eq "^[[:space:]]*(require[[:space:]]+)?$root $version([[:space:]]|$)" "$d/go.mod" ||
 		die "$d/go.mod must require $root $version (it has: $(grep -E "$root v" "$d/go.mod" | tr -s ' \t' ' '))"
 done
+
+# The release soak must stand for the library code that ships.
+line=$(grep -m1 -E '^[[:space:]]*soak: ' docs/reliability-results.md || true)
+code=$(sed -n 's/^[[:space:]]*soak: code=\([0-9a-f]\{40\}\) .*/\1/p' <<<"$line")
+[ -n "$code" ] || die "docs/reliability-results.md has no \"soak: code=<commit> ...\" line"
+git cat-file -e "$code^{commit}" 2>/dev/null || die "the soak's commit $code is not in this repository"
+library_paths=(':(top,glob)*.go' ':(top,exclude,glob)*_test.go' ':(top)internal')
+unsoaked=()
+for c in $(git log --format=%h --abbrev=7 "$code..HEAD" -- "${library_paths[@]}"); do
+	grep -q "$c" docs/reliability-results.md || unsoaked+=("$c")
+done
+[ ${#unsoaked[@]} -eq 0 ] || die "the library changed after the release soak on ${code:0:12}: ${unsoaked[*]}; soak the final code (make soak) and put its line at the top of docs/reliability-results.md"
 
 make --no-print-directory vet >/dev/null || die "make vet failed"
 

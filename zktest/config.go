@@ -120,7 +120,10 @@ func writeConfig(cfg *config, dir string, i int, all []ports) (string, error) {
 	}
 	fmt.Fprintf(&b, "minSessionTimeout=%d\nmaxSessionTimeout=60000\n", 2*tickMs)
 	fmt.Fprintf(&b, "forceSync=%s\npreAllocSize=4096\nmaxClientCnxns=0\n", forceSync)
-	b.WriteString("4lw.commands.whitelist=*\nadmin.enableServer=false\n")
+	if _, ok := cfg.props["zookeeper.4lw.commands.whitelist"]; !ok { // zoo.cfg's would win over WithSystemProperty's
+		b.WriteString("4lw.commands.whitelist=*\n")
+	}
+	b.WriteString("admin.enableServer=false\n")
 	if len(all) > 1 {
 		b.WriteString("reconfigEnabled=false\n")
 		for j, p := range all {

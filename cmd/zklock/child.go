@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ const (
 	envPath     = "ZKLOCK_PATH"
 	envNode     = "ZKLOCK_NODE"
 	envToken    = "ZKLOCK_FENCING_TOKEN"
+	envEra      = "ZKLOCK_FENCING_ERA"
 	envUnlocked = "ZKLOCK_UNLOCKED"
 	envNS       = "ZKLOCK_NAMESPACE" // also read as --namespace's variable
 )
@@ -25,12 +27,13 @@ const (
 // another must not pass on its parent's), plus this hold's. ZKLOCK_PATH and
 // ZKLOCK_NODE are relative to the namespace ns, which is passed on as
 // ZKLOCK_NAMESPACE (and unset without one), so that a zklock run by CMD
-// names the same znodes with the same paths.
-func childEnv(base []string, ns, path, node string, token int64) []string {
-	env := make([]string, 0, len(base)+4)
+// names the same znodes with the same paths. ZKLOCK_FENCING_ERA is era, the
+// ensemble's (unset if "": it could not be read).
+func childEnv(base []string, ns, path, node string, token int64, era string) []string {
+	env := make([]string, 0, len(base)+5)
 	for _, kv := range base {
 		switch k, _, _ := strings.Cut(kv, "="); k {
-		case envPath, envNode, envToken, envUnlocked, envNS:
+		case envPath, envNode, envToken, envEra, envUnlocked, envNS:
 			continue
 		}
 		env = append(env, kv)
@@ -41,10 +44,27 @@ func childEnv(base []string, ns, path, node string, token int64) []string {
 	if node == "" { // --on-unreachable run: no lock, no node, no token
 		return append(env, envPath+"="+path, envUnlocked+"=1")
 	}
-	return append(env,
+	env = append(env,
 		envPath+"="+path,
 		envNode+"="+node,
 		envToken+"="+strconv.FormatInt(token, 10))
+	if era != "" {
+		env = append(env, envEra+"="+era)
+	}
+	return env
+}
+
+// holdEra returns h's ensemble era for the child, or "" (logged) if it
+// cannot be read within the connect bound: the child's era-checked writes
+// are then refused, never let through.
+func (a *app) holdEra(inv *invocation, h *zklock.Hold) string {
+	ctx, cancel := context.WithTimeout(context.Background(), inv.cfg.connectBound())
+	defer cancel()
+	era, err := h.Era(ctx)
+	if err != nil {
+		a.log.Info("zklock: no fencing era for the child", "err", err)
+	}
+	return era
 }
 
 // runChild runs CMD while h is held and returns zklock's exit status: the
@@ -55,15 +75,16 @@ func childEnv(base []string, ns, path, node string, token int64) []string {
 // zklock dies.
 func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 	var (
-		node  string
-		token int64
-		done  <-chan struct{} // nil, never ready, when running unlocked (h == nil)
-		revoc <-chan struct{} // nil, never ready, unless --revocable
+		node, era string
+		token     int64
+		done      <-chan struct{} // nil, never ready, when running unlocked (h == nil)
+		revoc     <-chan struct{} // nil, never ready, unless --revocable
 	)
 	if h != nil {
 		node, token, done, revoc = h.Node(), h.Token(), h.Done(), h.Revoked()
+		era = a.holdEra(inv, h)
 	}
-	cmd.Env = childEnv(a.environ, inv.cfg.namespace, inv.path, node, token)
+	cmd.Env = childEnv(a.environ, inv.cfg.namespace, inv.path, node, token, era)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
 	c, err := startChild(cmd, !isTerminal(a.stdin))
 	if err != nil {

@@ -61,6 +61,8 @@ type verbOpts struct {
 	view viewOpts // ui, ls (ui.go)
 
 	revocable bool // holding verbs: --revocable
+
+	fence fenceOpts // fence (fence.go)
 }
 
 // invocation is a parsed command line.
@@ -288,6 +290,16 @@ func splitVerbArgs(fs *flag.FlagSet, v *verb, args []string) (string, []string, 
 		return "", nil, err
 	}
 	rest := fs.Args()
+	if v.operands { // its own arguments, in place of CMD, among its flags
+		var ops []string
+		for ; len(rest) > 0; rest = fs.Args() {
+			ops = append(ops, rest[0])
+			if err := parseFlags(fs, rest[1:]); err != nil {
+				return "", nil, err
+			}
+		}
+		return "", ops, nil
+	}
 	if v.pathless && len(rest) > 0 {
 		return "", nil, usagef("%s: unexpected argument %q (it takes no PATH; see --root)", v.name, rest[0])
 	}

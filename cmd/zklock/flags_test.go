@@ -156,7 +156,7 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"--servers", "zk1:http", "lock", "p"}, `port "http"`},
 		{[]string{"--servers", ":2181", "lock", "p"}, "no host"},
 		{[]string{"--servers", "::1", "lock", "p"}, "want HOST:PORT"},
-		{[]string{"help", "bogus"}, `help: unknown verb "bogus" (verbs: lock, read, write, semaphore, elect, status, revoke, ui, ls)`},
+		{[]string{"help", "bogus"}, `help: unknown verb "bogus" (verbs: lock, read, write, semaphore, elect, status, revoke, ui, ls, fence)`},
 		{[]string{"help", "lock", "extra"}, `help: unexpected argument "extra"`},
 		{[]string{"--auth", "digest", "lock", "p"}, "--auth"},
 		{[]string{"--auth", ":cred", "lock", "p"}, "--auth"},
@@ -243,15 +243,17 @@ func TestStatusFormatting(t *testing.T) {
 
 func TestChildEnv(t *testing.T) {
 	base := []string{"HOME=/h", "ZKLOCK_NODE=/old", "ZKLOCK_UNLOCKED=1", "ZKLOCK_SERVERS=s:1", "ZKLOCK_PATHX=keep",
-		"ZKLOCK_NAMESPACE=inherited"}
-	got := childEnv(base, "", "/locks/p", "/locks/p/n-lock-0000000001", 4294967311)
+		"ZKLOCK_NAMESPACE=inherited", "ZKLOCK_FENCING_ERA=inherited"}
+	got := childEnv(base, "", "/locks/p", "/locks/p/n-lock-0000000001", 4294967311, "0b7e")
 	assert.Equal(t, []string{"HOME=/h", "ZKLOCK_SERVERS=s:1", "ZKLOCK_PATHX=keep",
-		"ZKLOCK_PATH=/locks/p", "ZKLOCK_NODE=/locks/p/n-lock-0000000001", "ZKLOCK_FENCING_TOKEN=4294967311"}, got,
+		"ZKLOCK_PATH=/locks/p", "ZKLOCK_NODE=/locks/p/n-lock-0000000001", "ZKLOCK_FENCING_TOKEN=4294967311",
+		"ZKLOCK_FENCING_ERA=0b7e"}, got,
 		"no namespace: an inherited ZKLOCK_NAMESPACE is not passed on")
-	got = childEnv(base, "app/sub", "/locks/p", "/locks/p/n-lock-0000000001", 7)
+	got = childEnv(base, "app/sub", "/locks/p", "/locks/p/n-lock-0000000001", 7, "")
 	assert.Equal(t, []string{"HOME=/h", "ZKLOCK_SERVERS=s:1", "ZKLOCK_PATHX=keep", "ZKLOCK_NAMESPACE=app/sub",
-		"ZKLOCK_PATH=/locks/p", "ZKLOCK_NODE=/locks/p/n-lock-0000000001", "ZKLOCK_FENCING_TOKEN=7"}, got)
-	got = childEnv(base, "app", "/locks/p", "", 0)
+		"ZKLOCK_PATH=/locks/p", "ZKLOCK_NODE=/locks/p/n-lock-0000000001", "ZKLOCK_FENCING_TOKEN=7"}, got,
+		"an era that could not be read is not passed on, nor an inherited one")
+	got = childEnv(base, "app", "/locks/p", "", 0, "")
 	assert.Equal(t, []string{"HOME=/h", "ZKLOCK_SERVERS=s:1", "ZKLOCK_PATHX=keep", "ZKLOCK_NAMESPACE=app",
 		"ZKLOCK_PATH=/locks/p", "ZKLOCK_UNLOCKED=1"}, got)
 }
@@ -290,7 +292,7 @@ func TestUsageListsContract(t *testing.T) {
 	for _, s := range []string{"--servers", "--session-timeout", "--timeout", "--try", "--kill-grace", "--auth",
 		"--on-unreachable", "-v", "--json", "ZKLOCK_SERVERS", "ZKLOCK_SESSION_TIMEOUT", "ZKLOCK_TIMEOUT",
 		"ZKLOCK_AUTH", "ZKLOCK_ON_UNREACHABLE", "ZKLOCK_PATH", "ZKLOCK_NODE", "ZKLOCK_FENCING_TOKEN",
-		"127.0.0.1:2181", "(default 10s)", "(default 5s)", "/locks/", "128+S"} {
+		"ZKLOCK_FENCING_ERA", "127.0.0.1:2181", "(default 10s)", "(default 5s)", "/locks/", "128+S"} {
 		assert.Contains(t, u, s)
 	}
 	for code := range 5 {

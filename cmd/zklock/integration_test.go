@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -100,15 +101,18 @@ func TestIntegration_ChildEnvAndFencingToken(t *testing.T) {
 		cmd.Stdin, stdin = r, w
 		t.Cleanup(func() { r.Close(); w.Close() })
 	}, "lock", "envtest", "sh", "-c",
-		`printf '%s\n%s\n%s\n' "$ZKLOCK_PATH" "$ZKLOCK_NODE" "$ZKLOCK_FENCING_TOKEN" > "$0.tmp" && mv "$0.tmp" "$0"; read -r _; exit 0`, out)
+		`printf '%s\n%s\n%s\n%s\n' "$ZKLOCK_PATH" "$ZKLOCK_NODE" "$ZKLOCK_FENCING_TOKEN" "$ZKLOCK_FENCING_ERA" > "$0.tmp" && mv "$0.tmp" "$0"; read -r _; exit 0`, out)
 
 	lines := strings.Split(strings.TrimSuffix(waitFile(t, out), "\n"), "\n")
-	require.Len(t, lines, 3)
+	require.Len(t, lines, 4)
 	assert.Equal(t, "/locks/envtest", lines[0])
 	assert.True(t, strings.HasPrefix(lines[1], "/locks/envtest/_c_"), lines[1])
 	assert.Contains(t, lines[1], "-lock-")
 	// While the child runs, its node exists and the token is its czxid.
 	assert.Equal(t, strconv.FormatInt(czxid(t, conn, lines[1]), 10), lines[2])
+	era, _, err := conn.Get(zklock.EnsemblePath) // and the era the ensemble's
+	require.NoError(t, err)
+	assert.Equal(t, string(era), lines[3])
 	assert.Equal(t, []string{filepath.Base(lines[1])}, children(t, conn, "/locks/envtest"))
 
 	require.NoError(t, stdin.Close()) // the child's read ends: it exits 0

@@ -32,8 +32,12 @@ var lsVerb = &verb{
 		"zklock ls --watch",
 }
 
-// lsWalkBound bounds the first walk when --timeout is 0.
-const lsWalkBound = 60 * time.Second
+// lsWalkBound bounds the first walk when --timeout is 0; lsPollBound the
+// first questions to the ensemble's members (srvr, cons).
+const (
+	lsWalkBound = 60 * time.Second
+	lsPollBound = 5 * time.Second
+)
 
 // runLs is `zklock ls`: it connects, walks the root once (the same view as
 // zklock ui) and prints it; with --watch, again at every change.
@@ -44,7 +48,7 @@ func runLs(a *app, inv *invocation) int {
 		return code
 	}
 	defer end()
-	v, err := lockview.New(s, lockview.Config{Root: inv.opts.view.root, Logger: a.log})
+	v, err := lockview.New(s, lockview.Config{Root: inv.opts.view.root, Logger: a.log, Members: cfg.servers, TLS: cfg.tls})
 	if err != nil {
 		a.errorf("ls: %v", err)
 		return exitError
@@ -59,6 +63,12 @@ func runLs(a *app, inv *invocation) int {
 	case <-time.After(bound):
 		a.errorf("ls: the walk of %s did not finish within %v", inv.opts.view.root, bound)
 		return exitError
+	case <-ctx.Done():
+		return exitOK
+	}
+	select { // the clients' addresses: the members are asked at once, each for at most a few seconds
+	case <-v.Polled():
+	case <-time.After(lsPollBound):
 	case <-ctx.Done():
 		return exitOK
 	}
@@ -109,17 +119,19 @@ func writeOverview(w io.Writer, o lockview.Overview, asJSON, watching bool) erro
 		fmt.Fprintf(&b, "-- %s\n", o.At.Local().Format(time.TimeOnly))
 	}
 	fmt.Fprintf(&b, "%s%s: %d lock(s), %d held, %d waiting\n", o.Root, ns, len(o.Locks), held, waiting)
-	if o.Problem != "" {
-		fmt.Fprintf(&b, "note: %s\n", o.Problem)
+	for _, note := range []string{o.Problem, o.ClientsNote} {
+		if note != "" {
+			fmt.Fprintf(&b, "note: %s\n", note)
+		}
 	}
 	if len(o.Locks) > 0 {
 		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "PATH\tRECIPE\tHOLDER\tSESSION\tHELD\tTOKEN\tWAITING\tOLDEST_WAIT")
+		fmt.Fprintln(tw, "PATH\tRECIPE\tHOLDER\tSESSION\tCLIENT\tHELD\tTOKEN\tWAITING\tOLDEST_WAIT")
 		for _, l := range o.Locks {
-			holder, session, heldFor, token, oldest := "-", "-", "-", "-", "-"
+			holder, session, client, heldFor, token, oldest := "-", "-", "-", "-", "-", "-"
 			if len(l.Holders) > 0 {
 				h := l.Holders[0]
-				holder, session = printable(h.ID), h.Session
+				holder, session, client = printable(h.ID), h.Session, clientText(h.Client)
 				if holder == "" {
 					holder = "(no id)"
 				}
@@ -135,7 +147,7 @@ func writeOverview(w io.Writer, o lockview.Overview, asJSON, watching bool) erro
 			if l.Leases > 0 {
 				recipe += fmt.Sprintf("(%d)", l.Leases)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", printable(l.Path), recipe, holder, session, heldFor, token, l.Waiting, oldest)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", printable(l.Path), recipe, holder, session, client, heldFor, token, l.Waiting, oldest)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -151,4 +163,16 @@ func age(t, now time.Time) string {
 		return "-"
 	}
 	return max(now.Sub(t), 0).Truncate(time.Second).String()
+}
+
+// clientText is a session's client as a table shows it: ip:port(name),
+// or - if not known.
+func clientText(c *lockview.Client) string {
+	switch {
+	case c == nil:
+		return "-"
+	case c.Name != "":
+		return c.Addr + "(" + printable(c.Name) + ")"
+	}
+	return c.Addr
 }

@@ -47,8 +47,25 @@ func TestIntegration_Ls(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	require.Equal(t, "/locks: 2 lock(s), 2 held, 1 waiting", lines[0])
-	require.Regexp(t, `^PATH\s+RECIPE\s+HOLDER\s+SESSION\s+HELD\s+TOKEN\s+WAITING\s+OLDEST_WAIT$`, lines[1])
-	require.Regexp(t, fmt.Sprintf(`^/locks/jobs/report\s+mutex\s+worker-a\s+0x[0-9a-f]+\s+\S+\s+%d\s+1\s+\S+$`, h.Token()), lines[3])
+	require.Regexp(t, `^PATH\s+RECIPE\s+HOLDER\s+SESSION\s+CLIENT\s+HELD\s+TOKEN\s+WAITING\s+OLDEST_WAIT$`, lines[1])
+	require.Regexp(t, fmt.Sprintf(`^/locks/jobs/report\s+mutex\s+worker-a\s+0x[0-9a-f]+\s+127\.0\.0\.1:\d+\S*\s+\S+\s+%d\s+1\s+\S+$`, h.Token()), lines[3])
+	require.NotNil(t, o.Locks[1].Holders[0].Client, "the holder's client address, from cons")
+	require.Regexp(t, `^127\.0\.0\.1:\d+$`, o.Locks[1].Holders[0].Client.Addr)
+	require.Len(t, o.Ensemble, 1)
+	require.Equal(t, "standalone", o.Ensemble[0].Mode)
+
+	code, stdout, stderr = runZklock(t, env, "status", "jobs/report", "--json")
+	require.Equal(t, exitOK, code, stderr)
+	var st statusJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &st))
+	require.Len(t, st.Participants, 2)
+	for _, p := range st.Participants {
+		require.NotNil(t, p.Client, "%+v", p)
+		require.Regexp(t, `^127\.0\.0\.1:\d+$`, p.Client.Addr)
+	}
+	code, stdout, stderr = runZklock(t, env, "status", "jobs/report")
+	require.Equal(t, exitOK, code, stderr)
+	require.Regexp(t, `(?m)^NODE\s+KIND\s+SEQUENCE\s+FENCING_TOKEN\s+SESSION\s+CLIENT\s+HOLDS\s+DATA\n.*\s127\.0\.0\.1:\d+`, stdout)
 
 	code, stdout, stderr = runZklock(t, env, "ls", "--root", "/missing")
 	require.Equal(t, exitOK, code, stderr)

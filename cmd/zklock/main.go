@@ -40,8 +40,9 @@ type verb struct {
 	run    func(a *app, inv *invocation) int
 
 	// holds: the verb takes PATH [--] [CMD [ARG...]] and holds while CMD
-	// runs; otherwise it takes exactly one path, or none if pathless.
-	holds, pathless bool
+	// runs; otherwise it takes exactly one path, or none if pathless, or,
+	// with operands (and pathless), arguments of its own, in inv.cmd.
+	holds, pathless, operands bool
 
 	// flags registers the verb's own flags (beyond the global ones).
 	flags func(fs *flag.FlagSet, o *verbOpts)
@@ -151,7 +152,7 @@ var verbs = []*verb{
 			"but is not an error. Revocation is advisory: zklock does not wait. With\n" +
 			"--namespace, NODE-PATH is relative to the namespace, as status lists it.",
 		example: "zklock revoke /locks/nightly-backup/_c_0f8e...-lock-0000000007"},
-	uiVerb, lsVerb,
+	uiVerb, lsVerb, fenceVerb,
 }
 
 // lossHelpDefault is the loss-limit paragraph of the verbs that keep the

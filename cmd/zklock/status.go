@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/lockview"
 )
 
 // statusJSON is the `status --json` object of cli.md; the field order is
@@ -20,16 +21,18 @@ type statusJSON struct {
 	Path         string            `json:"path"`
 	Namespace    string            `json:"namespace,omitempty"` // --namespace; path and nodes are relative to it
 	Participants []participantJSON `json:"participants"`
+	ClientsNote  string            `json:"clients_note,omitempty"` // why client addresses are not shown
 }
 
 type participantJSON struct {
-	Node         string `json:"node"`
-	Kind         string `json:"kind"`
-	Sequence     int32  `json:"sequence"`
-	FencingToken int64  `json:"fencing_token"`
-	Session      string `json:"session"`
-	Holds        bool   `json:"holds"`
-	Data         string `json:"data"`
+	Node         string           `json:"node"`
+	Kind         string           `json:"kind"`
+	Sequence     int32            `json:"sequence"`
+	FencingToken int64            `json:"fencing_token"`
+	Session      string           `json:"session"`
+	Holds        bool             `json:"holds"`
+	Data         string           `json:"data"`
+	Client       *lockview.Client `json:"client,omitempty"` // where the session connects from (the members' cons)
 }
 
 func newStatus(path string, ps []zklock.Participant) statusJSON {
@@ -64,10 +67,16 @@ func dataText(b []byte) string {
 // PATH is the caller's (relative to the namespace), and so is the output. Everything is
 // bounded by --timeout (10s if 0); failures exit 1.
 func runStatus(a *app, inv *invocation) int {
-	var ps []zklock.Participant
+	var (
+		ps      []zklock.Participant
+		clients map[int64]lockview.Client
+		note    string
+	)
 	connected, err := a.oneShot(inv, func(ctx context.Context, s *zklock.Session) error {
 		var err error
-		ps, err = zklock.Participants(ctx, s, inv.path)
+		if ps, err = zklock.Participants(ctx, s, inv.path); err == nil && len(ps) > 0 {
+			clients, note = lockview.Clients(ctx, inv.cfg.servers, inv.cfg.tls)
+		}
 		return err
 	})
 	if err != nil {
@@ -78,7 +87,12 @@ func runStatus(a *app, inv *invocation) int {
 		return exitError
 	}
 	st := newStatus(inv.path, ps)
-	st.Namespace = inv.cfg.namespace
+	st.Namespace, st.ClientsNote = inv.cfg.namespace, note
+	for i, p := range ps {
+		if c, ok := clients[p.Session]; ok {
+			st.Participants[i].Client = &c
+		}
+	}
 	if inv.opts.json {
 		err = writeStatusJSON(a.stdout, st)
 	} else {
@@ -107,18 +121,23 @@ func writeStatusTable(w io.Writer, st statusJSON) error {
 	if _, err := fmt.Fprintf(w, "%s%s: %d participant(s)\n", st.Path, ns, len(st.Participants)); err != nil {
 		return err
 	}
+	if st.ClientsNote != "" {
+		if _, err := fmt.Fprintf(w, "note: %s\n", st.ClientsNote); err != nil {
+			return err
+		}
+	}
 	if len(st.Participants) == 0 {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tKIND\tSEQUENCE\tFENCING_TOKEN\tSESSION\tHOLDS\tDATA")
+	fmt.Fprintln(tw, "NODE\tKIND\tSEQUENCE\tFENCING_TOKEN\tSESSION\tCLIENT\tHOLDS\tDATA")
 	for _, p := range st.Participants {
 		holds := "-"
 		if p.Holds {
 			holds = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", p.Node, p.Kind, p.Sequence, p.FencingToken,
-			p.Session, holds, printable(p.Data))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", p.Node, p.Kind, p.Sequence, p.FencingToken,
+			p.Session, clientText(p.Client), holds, printable(p.Data))
 	}
 	return tw.Flush()
 }

@@ -247,6 +247,21 @@ func TestIntegration_UIBrowser(t *testing.T) {
 		require.Equal(t, "0", rows["/locks/billing/nightly"][4], "no one waits yet")
 	})
 
+	t.Run("holders' client addresses", func(t *testing.T) {
+		_, curStat, err := conn.Exists(ev.Arg)
+		require.NoError(t, err)
+		for lock, sid := range map[string]int64{"/locks/billing/nightly": s.ID(), "/locks/reports/curator": curStat.EphemeralOwner} {
+			addr := consClient(t, c, sid)
+			require.True(t, waitPage(browser, `([lock, addr]) => Array.from(document.querySelectorAll("table.locks tbody tr")).some(tr =>
+				tr.querySelector("th a") && tr.querySelector("th a").textContent === lock && tr.querySelectorAll("td")[1].textContent.includes(addr))`,
+				[]string{lock, addr}), "the overview never showed %s's holder at %s:\n%s", lock, addr, liveText(t, browser))
+		}
+		run(t, browser, chromedp.Navigate(base+"/lock/locks/reports/curator"))
+		waitLive(t, browser, consClient(t, c, curStat.EphemeralOwner), "Ensemble", "standalone", "this view's session")
+		run(t, browser, chromedp.Navigate(base+"/"))
+		waitLive(t, browser, "/locks/billing/nightly")
+	})
+
 	t.Run("a later waiter appears without reload", func(t *testing.T) {
 		mark(t, browser)
 		waitInBackground(t, session(t, c), "/locks/billing/nightly", "late-waiter")
@@ -382,4 +397,15 @@ func pageSummary(rows map[string][]string) string {
 	}
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
+}
+
+// consClient is the client address (ip:port) of session sid, as the
+// member's cons says.
+func consClient(t *testing.T, c *zktest.Cluster, sid int64) string {
+	t.Helper()
+	out, err := c.FourLetter(0, "cons")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^\s*/(\S+):(\d+)\[\d+\]\(.*sid=` + fmt.Sprintf("0x%x", uint64(sid)) + `[,)]`).FindStringSubmatch(out)
+	require.NotNil(t, m, "session 0x%x in cons:\n%s", uint64(sid), out)
+	return m[1] + ":" + m[2]
 }

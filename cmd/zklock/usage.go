@@ -33,6 +33,7 @@ free now), then runs CMD with these variables added to its environment:
   ZKLOCK_PATH            the lock path (after the /locks/ rule)
   ZKLOCK_NODE            full path of the znode this process holds
   ZKLOCK_FENCING_TOKEN   czxid of that znode, in decimal: greater than every earlier holder's
+  ZKLOCK_FENCING_ERA     the ensemble's era (zklock fence era), to pass to fence.CheckEra with the token
   ZKLOCK_NAMESPACE       the namespace, if any (the two paths are relative to it)
 SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to zklock are forwarded to CMD (to its
 process group, unless stdin is a terminal). If the lock is lost while CMD runs,

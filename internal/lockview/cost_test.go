@@ -30,10 +30,12 @@ const (
 
 // BenchmarkCost measures what the view costs ZooKeeper and the process
 // with 1,000 lock directories (one holder each) under the root and 10
-// overview pages open (event streams read to the end): the requests per
-// second it sends at rest and under churn (a waiter node created and
-// deleted in a random directory every 10ms), the updates the pages got,
-// and its heap and goroutines. It runs once, bounded (about 30s):
+// overview pages open (event streams read to the end), with the ensemble
+// panel and client addresses on (srvr and cons every 10s, as zklock ui):
+// the requests per second its session sends at rest and under churn (a
+// waiter node created and deleted in a random directory every 10ms), the
+// updates the pages got, and its heap and goroutines. It runs once,
+// bounded (about 30s):
 //
 //	go test -run '^$' -bench Cost -benchtime 1x ./internal/lockview
 func BenchmarkCost(b *testing.B) {
@@ -54,7 +56,7 @@ func BenchmarkCost(b *testing.B) {
 	b.Cleanup(func() { _ = s.Close() })
 	require.NoError(b, s.WaitConnected(ctxT(b, 20*time.Second)))
 	start := time.Now()
-	v := newView(b, s, lockview.Config{Root: "/locks"})
+	v := newView(b, s, lockview.Config{Root: "/locks", Members: c.Servers()})
 	walk := time.Since(start)
 	require.Len(b, v.Overview("").Locks, dirs)
 	walkReqs := total(p.Requests())

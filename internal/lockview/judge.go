@@ -18,19 +18,13 @@ type lockState struct {
 	since    map[string]time.Time // when a node was seen to begin holding
 	timeline []*Event             // oldest first, at most maxTimeline
 	gone     time.Time            // when the directory went, if it did (its page stays a while)
+	from     time.Time            // when its history starts: when the view saw it, or its oldest event kept
+	dropped  bool                 // events older than from were dropped
+	holds    [sparkMinutes]minuteCount
 }
 
 // keepGone is how long the page of a deleted lock directory stays.
 const keepGone = 10 * time.Minute
-
-const maxTimeline = 200
-
-func (ls *lockState) add(e *Event) {
-	if len(ls.timeline) == maxTimeline {
-		ls.timeline = slices.Delete(ls.timeline, 0, 1)
-	}
-	ls.timeline = append(ls.timeline, e)
-}
 
 // judgeLocked judges the lock directory at the znode path p again, if it
 // is one, and records in its timeline what changed.
@@ -55,7 +49,7 @@ func (v *View) judgeLocked(p string) {
 		ls.gone = time.Time{} // made again
 	}
 	if ls == nil {
-		ls = &lockState{prev: map[string]Node{}, since: map[string]time.Time{}}
+		ls = &lockState{prev: map[string]Node{}, since: map[string]time.Time{}, from: time.Now()}
 		v.locks[cp] = ls
 	}
 	v.diffLocked(ls, l.Queue)
@@ -175,7 +169,7 @@ func (v *View) nodesLocked(d *dir, cp string) (nodes []Node, kazoo bool, others,
 	for i, p := range ps {
 		n := Node{Name: p.Node, Path: p.Path, Kind: p.Kind, Sequence: p.Sequence, Holds: p.Holds, Waits: p.Waits}
 		if st := d.nodes[p.Node]; st != nil {
-			n.sid, n.Session, n.ID, n.Token, n.Ctime = st.sid, sessionHex(st.sid), dataText(st.data), st.czxid, st.ctime
+			n.sid, n.Session, n.ID, n.Size, n.Cut, n.Token, n.Ctime = st.sid, sessionHex(st.sid), st.id, st.size, st.cut, st.czxid, st.ctime
 		} else {
 			n.Unread = true
 			unread++

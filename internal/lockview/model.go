@@ -12,6 +12,7 @@ package lockview
 import (
 	"encoding/base64"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -64,6 +65,10 @@ type Lock struct {
 	Problem    string    `json:"problem,omitempty"`       // what could not be shown, and why
 	Queue      []Node    `json:"queue,omitempty"`         // the lock's page: every node, in queue order
 	Timeline   []Event   `json:"timeline,omitempty"`      // the lock's page: newest first
+	History    *History  `json:"history,omitempty"`       // the lock's page: who queued and held when
+	// RecentHolds counts the acquisitions in each of the last 30 minutes,
+	// the oldest first (the overview's sparkline).
+	RecentHolds []int `json:"recent_holds,omitempty"`
 }
 
 // Node is one participant's node.
@@ -72,14 +77,17 @@ type Node struct {
 	Path     string      `json:"path"` // the caller's path of the node
 	Kind     zklock.Kind `json:"kind"`
 	Sequence int32       `json:"sequence"`
-	Session  string      `json:"session"` // ephemeralOwner, 0x...
-	ID       string      `json:"id"`      // the node's data as text (base64 if not UTF-8): the participant's id
+	Session  string      `json:"session"`    // ephemeralOwner, 0x...
+	ID       string      `json:"id"`         // the first MaxIDBytes of the node's data as text (base64 if not UTF-8): the participant's id
+	Size     int32       `json:"data_bytes"` // the length of the node's data; ID is cut when it exceeds MaxIDBytes
+	Cut      bool        `json:"id_truncated,omitempty"`
 	Token    int64       `json:"fencing_token"`
 	Ctime    time.Time   `json:"ctime,omitzero"`
 	Holds    bool        `json:"holds"`
 	Waits    string      `json:"waits_for,omitempty"` // the node it waits for (its predecessor by the rule)
 	Role     string      `json:"role"`                // holds, waits, acquiring (a semaphore's internal lock)
-	Unread   bool        `json:"unread,omitempty"`    // not read (past the detail limit): session, id and times unknown
+	Unread   bool        `json:"unread,omitempty"`
+	Client   *Client     `json:"client,omitempty"` // where its session connects from (the members' cons)    // not read (past the detail limit): session, id and times unknown
 	sid      int64
 }
 
@@ -117,13 +125,19 @@ type Overview struct {
 	Problem   string    `json:"problem,omitempty"` // the root is missing, the connection is lost, ...
 	At        time.Time `json:"at"`
 	Locks     []Lock    `json:"locks"`
+	// Ensemble is each member's health (srvr), when members are known;
+	// ClientsNote says why client addresses are not shown.
+	Ensemble    []Member `json:"ensemble,omitempty"`
+	ClientsNote string   `json:"clients_note,omitempty"`
 }
 
 // Status is the state of the view as a whole, for a page's banner.
 type Status struct {
-	Connected bool
-	Problem   string
-	At        time.Time
+	Connected   bool
+	Problem     string
+	At          time.Time
+	Members     []Member
+	ClientsNote string
 }
 
 func age(t, now time.Time) time.Duration {
@@ -141,10 +155,24 @@ func sessionHex(id int64) string {
 	return fmt.Sprintf("0x%x", uint64(id))
 }
 
-// dataText is a node's data as text, or base64 if it is not UTF-8.
-func dataText(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
+// MaxIDBytes bounds the node data a view keeps and shows: a participant's
+// id is the first MaxIDBytes of its node's data, read once per node.
+const MaxIDBytes = 256
+
+// dataText is the first MaxIDBytes of a node's data as text (a rune cut
+// in half dropped), or, if that is not UTF-8, their base64; and whether
+// data was longer. The result shares no memory with data.
+func dataText(data []byte) (string, bool) {
+	b := data[:min(len(data), MaxIDBytes)]
+	cut := len(b) < len(data)
+	if cut {
+		for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.Valid(b); i++ {
+			b = b[:len(b)-1] // a rune cut at the bound
+		}
 	}
-	return base64.StdEncoding.EncodeToString(b)
+	if utf8.Valid(b) {
+		return strings.Clone(string(b)), cut
+	}
+	b = data[:min(len(data), MaxIDBytes)]
+	return base64.StdEncoding.EncodeToString(b), cut
 }

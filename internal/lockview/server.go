@@ -2,48 +2,76 @@ package lockview
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"embed"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
 	"net/url"
-	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/zklock/zklock"
 )
 
 //go:embed assets
 var assets embed.FS
 
+// ServerConfig is what a Server serves, to whom, and how many streams.
+type ServerConfig struct {
+	// AllowRevoke adds the revocation button and its route.
+	AllowRevoke bool
+	// AllowedHosts are the Host header values served: "name" (any port)
+	// or "name:port" (IPv6 in brackets). Empty: localhost, 127.0.0.1 and
+	// [::1], any port. A request with another Host gets 403 on every
+	// route, before routing (DNS rebinding).
+	AllowedHosts []string
+	// AuthToken, if not empty, is required of every request but the
+	// login form's: as "Authorization: Bearer TOKEN" or as the cookie the
+	// login form sets.
+	AuthToken string
+	// MaxStreams bounds the event streams open at once (default 32); one
+	// more gets 503 with Retry-After.
+	MaxStreams int
+}
+
 // Server is the HTTP face of a View: the overview at /, a lock's page at
 // /lock/<path>, their JSON at /api/locks and /api/locks/<path>, their
 // live updates at /events (server-sent events), and, with revocation
-// allowed, /revoke. Everything it serves is embedded.
+// allowed, /revoke. Everything it serves is embedded. It checks the Host,
+// the token and the origin of unsafe requests itself; timeouts are the
+// http.Server's (the event stream lifts its own read deadline).
 type Server struct {
-	v           *View
+	v        *View
+	cfg      ServerConfig
+	hosts    []hostRule
+	cookie   string        // the login cookie's value, when a token is required
+	streams  chan struct{} // a slot per open event stream
+	token    string        // the revoke form's, against cross-site posts
+	tmpl     *template.Template
+	mux      *http.ServeMux
+	handler  http.Handler // mux behind the cross-origin check
+	quit     chan struct{}
+	quitOnce sync.Once
+
 	allowRevoke bool
-	token       string // the revoke form's, against cross-site posts
-	tmpl        *template.Template
-	mux         *http.ServeMux
-	quit        chan struct{}
-	quitOnce    sync.Once
 }
 
-// NewServer serves v; allowRevoke adds the revocation button.
-func NewServer(v *View, allowRevoke bool) *Server {
+// NewServer serves v as cfg says.
+func NewServer(v *View, cfg ServerConfig) *Server {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	s := &Server{v: v, allowRevoke: allowRevoke, token: hex.EncodeToString(b[:]), mux: http.NewServeMux(), quit: make(chan struct{})}
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = 32
+	}
+	s := &Server{v: v, cfg: cfg, allowRevoke: cfg.AllowRevoke, hosts: hostRules(cfg.AllowedHosts), streams: make(chan struct{}, cfg.MaxStreams),
+		token: hex.EncodeToString(b[:]), mux: http.NewServeMux(), quit: make(chan struct{})}
+	if cfg.AuthToken != "" {
+		s.cookie = s.cookieValue()
+	}
 	s.tmpl = template.Must(template.New("").Funcs(template.FuncMap{
 		"rfc":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"clock":   func(t time.Time) string { return t.Local().Format("15:04:05") },
@@ -53,6 +81,12 @@ func NewServer(v *View, allowRevoke bool) *Server {
 		"join":    strings.Join,
 		"short":   shortName,
 		"inc":     func(i int) int { return i + 1 },
+		"maxID":   func() int { return MaxIDBytes },
+		"bytes":   byteSize,
+		"client":  clientText,
+		"history": timelineSVG,
+		"spark":   sparkSVG,
+		"ms":      func(ms int64) string { return (time.Duration(ms) * time.Millisecond).String() },
 	}).ParseFS(assets, "assets/pages.html"))
 	static, _ := fs.Sub(assets, "assets")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
@@ -63,14 +97,28 @@ func NewServer(v *View, allowRevoke bool) *Server {
 	s.mux.HandleFunc("GET /events", s.events)
 	s.mux.HandleFunc("GET /revoke", s.confirmRevoke)
 	s.mux.HandleFunc("POST /revoke", s.revoke)
+	s.mux.HandleFunc("GET /login", s.loginForm)
+	s.mux.HandleFunc("POST /login", s.login)
+	s.handler = http.NewCrossOriginProtection().Handler(s.mux)
 	return s
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler: a foreign Host gets 403, a request
+// without the token (when one is required) 401 or the login form, a
+// cross-origin unsafe request 403; then the routes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
-	s.mux.ServeHTTP(w, r)
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	if !s.hostAllowed(r) {
+		http.Error(w, "403 forbidden: this server does not answer to the Host "+strconv.Quote(r.Host)+" (zklock ui --allowed-hosts)", http.StatusForbidden)
+		return
+	}
+	if !s.authorized(r) && r.URL.Path != "/login" && !strings.HasPrefix(r.URL.Path, "/static/") {
+		s.unauthorized(w, r)
+		return
+	}
+	s.handler.ServeHTTP(w, r)
 }
 
 // Close ends the event streams, so that an http.Server can shut down.
@@ -90,6 +138,7 @@ type page struct {
 	Lock           Lock
 	Node           Node
 	Message, Token string
+	Next           string // the login form's page to go to
 }
 
 func (s *Server) base(title string) page {
@@ -105,7 +154,7 @@ func (s *Server) overviewPage(r *http.Request) page {
 	}
 	o := s.v.Overview(p.Filter)
 	sortLocks(o.Locks, p.Sort)
-	p.Locks, p.Status = o.Locks, Status{Connected: o.Connected, Problem: o.Problem, At: o.At}
+	p.Locks, p.Status = o.Locks, Status{Connected: o.Connected, Problem: o.Problem, At: o.At, Members: o.Ensemble, ClientsNote: o.ClientsNote}
 	for _, l := range o.Locks {
 		p.Held += len(l.Holders)
 		p.Waiting += l.Waiting
@@ -183,141 +232,11 @@ func (s *Server) apiLock(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Lock
-		Connected bool   `json:"connected"`
-		Problem   string `json:"view_problem,omitempty"`
-	}{l, st.Connected, st.Problem})
-}
-
-// events streams a page's live part (view=overview with q and sort, or
-// lock=PATH) as server-sent events named "update", each the HTML of the
-// part: one at once, then one after each change the view's watches see
-// (at most one each 200ms), until the client goes or the server closes.
-func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		http.Error(w, "streaming is not supported", http.StatusInternalServerError)
-		return
-	}
-	q := r.URL.Query()
-	render := func(b *bytes.Buffer) error {
-		if p := q.Get("lock"); p != "" {
-			pg, _ := s.lockPage(p)
-			return s.tmpl.ExecuteTemplate(b, "lock-live", pg)
-		}
-		return s.tmpl.ExecuteTemplate(b, "overview-live", s.overviewPage(r))
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	keepalive := time.NewTicker(20 * time.Second)
-	defer keepalive.Stop()
-	var b bytes.Buffer
-	for {
-		changed := s.v.Changed()
-		b.Reset()
-		if err := render(&b); err != nil {
-			return
-		}
-		if err := writeEvent(w, "update", b.Bytes()); err != nil {
-			return
-		}
-		fl.Flush()
-		for waiting := true; waiting; {
-			select {
-			case <-changed:
-				waiting = false
-			case <-keepalive.C:
-				if _, err := w.Write([]byte(": keepalive\n\n")); err != nil {
-					return
-				}
-				fl.Flush()
-			case <-r.Context().Done():
-				return
-			case <-s.quit:
-				return
-			}
-		}
-		select { // let a burst of changes settle into one update
-		case <-time.After(200 * time.Millisecond):
-		case <-r.Context().Done():
-			return
-		case <-s.quit:
-			return
-		}
-	}
-}
-
-// writeEvent writes one server-sent event; each line of data is a data
-// field (the client joins them with newlines).
-func writeEvent(w http.ResponseWriter, name string, data []byte) error {
-	var b bytes.Buffer
-	b.WriteString("event: " + name + "\n")
-	for line := range bytes.SplitSeq(data, []byte("\n")) {
-		b.WriteString("data: ")
-		b.Write(bytes.TrimRight(line, "\r"))
-		b.WriteByte('\n')
-	}
-	b.WriteByte('\n')
-	_, err := w.Write(b.Bytes())
-	return err
-}
-
-// holderOf finds the holder whose node is at the caller's path p.
-func (s *Server) holderOf(p string) (Lock, Node, bool) {
-	l, _, ok := s.v.Lock(lockOf(p))
-	if !ok {
-		l, _, ok = s.v.Lock(path.Dir(p))
-	}
-	for _, n := range l.Holders {
-		if ok && n.Path == p {
-			return l, n, true
-		}
-	}
-	return l, Node{}, false
-}
-
-func (s *Server) confirmRevoke(w http.ResponseWriter, r *http.Request) {
-	if !s.allowRevoke {
-		s.fail(w, http.StatusForbidden, "Revocation is off", "This server is read-only: start zklock ui with --allow-revoke to ask holders to release.")
-		return
-	}
-	p := r.URL.Query().Get("node")
-	l, n, ok := s.holderOf(p)
-	if !ok {
-		s.fail(w, http.StatusNotFound, "Not a holder", p+" is not the node of a holder shown here (it may have released already).")
-		return
-	}
-	pg := s.base("Ask to release")
-	pg.Lock, pg.Node, pg.Token = l, n, s.token
-	s.render(w, http.StatusOK, "revoke", pg)
-}
-
-func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
-	if !s.allowRevoke {
-		s.fail(w, http.StatusForbidden, "Revocation is off", "This server is read-only: start zklock ui with --allow-revoke to ask holders to release.")
-		return
-	}
-	site := r.Header.Get("Sec-Fetch-Site")
-	if r.FormValue("token") != s.token || (site != "" && site != "same-origin" && site != "none") {
-		s.fail(w, http.StatusForbidden, "Request refused", "The confirmation form was not this server's: open the lock's page and ask again.")
-		return
-	}
-	p := r.FormValue("node")
-	l, _, ok := s.holderOf(p)
-	if !ok {
-		s.fail(w, http.StatusNotFound, "Not a holder", p+" is not the node of a holder shown here (it may have released already).")
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-	defer cancel()
-	if err := s.v.Revoke(ctx, p); err != nil {
-		code := http.StatusBadGateway
-		if errors.Is(err, zklock.ErrInvalidArgument) {
-			code = http.StatusBadRequest
-		}
-		s.fail(w, code, "Revocation failed", err.Error())
-		return
-	}
-	http.Redirect(w, r, lockURL(l.Path)+"?revoked=1", http.StatusSeeOther)
+		Connected   bool     `json:"connected"`
+		Problem     string   `json:"view_problem,omitempty"`
+		Ensemble    []Member `json:"ensemble,omitempty"`
+		ClientsNote string   `json:"clients_note,omitempty"`
+	}{l, st.Connected, st.Problem, st.Members, st.ClientsNote})
 }
 
 func (s *Server) render(w http.ResponseWriter, code int, name string, p page) {
@@ -346,30 +265,4 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
-}
-
-// lockURL is the page of the lock at the caller's path p.
-func lockURL(p string) string {
-	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	for i, e := range parts {
-		parts[i] = url.PathEscape(e)
-	}
-	return "/lock/" + strings.Join(parts, "/")
-}
-
-// ago renders a time as an age that the page's script keeps ticking.
-func ago(t time.Time) template.HTML {
-	if t.IsZero() {
-		return "–"
-	}
-	return template.HTML(fmt.Sprintf(`<time datetime="%s" data-since="%d">%s</time>`,
-		t.UTC().Format(time.RFC3339), t.UnixMilli(), age(t, time.Now())))
-}
-
-// shortName shortens a protected node name: its 36-character uuid to 8.
-func shortName(n string) string {
-	if m := curatorName.FindString(n); m != "" {
-		return n[:11] + "…" + n[len(m)-1:]
-	}
-	return n
 }

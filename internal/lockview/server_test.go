@@ -21,7 +21,7 @@ import (
 
 func serve(t testing.TB, v *lockview.View, allowRevoke bool) *httptest.Server {
 	t.Helper()
-	h := lockview.NewServer(v, allowRevoke)
+	h := lockview.NewServer(v, lockview.ServerConfig{AllowRevoke: allowRevoke})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		h.Close()

@@ -71,7 +71,7 @@ func (v *View) diffLocked(ls *lockState, nodes []Node) {
 			}
 		}
 		ev := eventOf(now, kind, old, why)
-		ls.add(ev)
+		v.addLocked(ls, ev)
 		v.departedLocked(gone{lock: lockPath, node: old, pzxid: v.pzxidLocked(p), at: now, ev: ev})
 	}
 	for _, n := range nodes {
@@ -79,9 +79,9 @@ func (v *View) diffLocked(ls *lockState, nodes []Node) {
 		switch {
 		case n.Holds && (!seen || !old.Holds):
 			ls.since[n.Path] = now
-			ls.add(eventOf(now, EventAcquired, n, whyAcquired))
+			v.addLocked(ls, eventOf(now, EventAcquired, n, whyAcquired))
 		case !seen && !n.Holds:
-			ls.add(eventOf(now, EventQueued, n, whyQueued))
+			v.addLocked(ls, eventOf(now, EventQueued, n, whyQueued))
 		}
 		if !seen && n.sid != 0 {
 			v.requeuedLocked(lockPath, n, now)

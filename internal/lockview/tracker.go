@@ -170,8 +170,14 @@ func lockNodes(children []string, data []byte) ([]string, bool) {
 	return names, false
 }
 
+// maxReads bounds the lock node reads in flight across the view: each
+// holds a node's whole data (up to ZooKeeper's jute.maxbuffer, 1 MB by
+// default) until its first MaxIDBytes are kept.
+const maxReads = 16
+
 // readNodes reads the lock nodes of p not read yet, up to MaxDetail in
-// queue order, a few at a time. A node gone meanwhile is left out.
+// queue order, at most maxReads at a time in the view. A node gone
+// meanwhile is left out.
 func (v *View) readNodes(p string, children []string, data []byte) map[string]*nodeStat {
 	names, _ := lockNodes(children, data)
 	names = names[:min(len(names), v.cfg.MaxDetail)]
@@ -187,14 +193,18 @@ func (v *View) readNodes(p string, children []string, data []byte) map[string]*n
 	v.mu.Unlock()
 	out := make(map[string]*nodeStat, len(todo))
 	var (
-		mu  sync.Mutex
-		wg  sync.WaitGroup
-		sem = make(chan struct{}, 16)
+		mu sync.Mutex
+		wg sync.WaitGroup
 	)
 	for _, n := range todo {
-		sem <- struct{}{}
+		select {
+		case v.reads <- struct{}{}:
+		case <-v.ctx.Done():
+			wg.Wait()
+			return out
+		}
 		wg.Go(func() {
-			defer func() { <-sem }()
+			defer func() { <-v.reads }()
 			var (
 				b  []byte
 				st *zk.Stat
@@ -205,8 +215,9 @@ func (v *View) readNodes(p string, children []string, data []byte) map[string]*n
 			}); err != nil {
 				return // gone, or unreadable: read again at the next listing
 			}
+			id, cut := dataText(b)
 			mu.Lock()
-			out[n] = &nodeStat{data: b, ctime: time.UnixMilli(st.Ctime), czxid: st.Czxid, sid: st.EphemeralOwner}
+			out[n] = &nodeStat{id: id, size: st.DataLength, cut: cut, ctime: time.UnixMilli(st.Ctime), czxid: st.Czxid, sid: st.EphemeralOwner}
 			mu.Unlock()
 		})
 	}

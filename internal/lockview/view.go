@@ -3,10 +3,10 @@ package lockview
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -29,7 +29,16 @@ type Config struct {
 	MaxDetail int
 	// RequestTimeout bounds each ZooKeeper request (default 10s).
 	RequestTimeout time.Duration
-	Logger         *slog.Logger
+	// Members are the ensemble's client addresses (host:port), asked for
+	// their four-letter words srvr (health) and cons (each session's
+	// client address) each PollEvery (default 10s), over TLS with TLS.
+	// None: neither is shown.
+	Members   []string
+	TLS       *tls.Config
+	PollEvery time.Duration
+	// History is the window a lock's history covers (default 30m).
+	History time.Duration
+	Logger  *slog.Logger
 }
 
 // A View keeps every lock directory under a root current: one goroutine
@@ -59,6 +68,10 @@ type View struct {
 	pending   int  // directories not yet listed once
 	ready     chan struct{}
 	isReady   bool
+	reads     chan struct{} // a slot per lock node read in flight, view-wide
+	ens       *ensemble
+	events    []evRef              // every lock's timeline events, in the order recorded (history.go)
+	total     int                  // the events in the locks' timelines
 	revokes   map[string]time.Time // node znode paths this server asked to release
 	vanished  map[int64][]gone     // recent holder and waiter departures, by session
 }
@@ -76,9 +89,12 @@ type dir struct {
 	problem  string
 }
 
-// nodeStat is what a lock node's read gave.
+// nodeStat is what a lock node's read gave: its id (the data's first
+// MaxIDBytes), not its data.
 type nodeStat struct {
-	data  []byte
+	id    string
+	size  int32
+	cut   bool
 	ctime time.Time
 	czxid int64
 	sid   int64
@@ -108,6 +124,12 @@ func New(s *zklock.Session, cfg Config) (*View, error) {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 10 * time.Second
 	}
+	if cfg.History <= 0 {
+		cfg.History = 30 * time.Minute
+	}
+	if cfg.PollEvery <= 0 {
+		cfg.PollEvery = 10 * time.Second
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -115,7 +137,7 @@ func New(s *zklock.Session, cfg Config) (*View, error) {
 		s: s, cfg: cfg, root: s.FullPath(cfg.Root), log: cfg.Logger,
 		dirs: map[string]*dir{}, locks: map[string]*lockState{},
 		changed: make(chan struct{}), connCh: make(chan struct{}), ready: make(chan struct{}),
-		revokes: map[string]time.Time{}, vanished: map[int64][]gone{},
+		revokes: map[string]time.Time{}, vanished: map[int64][]gone{}, reads: make(chan struct{}, maxReads),
 	}
 	if ns := s.Namespace(); ns != "" {
 		v.ns = "/" + ns
@@ -123,6 +145,10 @@ func New(s *zklock.Session, cfg Config) (*View, error) {
 	v.ctx, v.cancel = context.WithCancel(context.Background())
 	v.connected, v.sid = s.State() == zklock.StateConnected, s.ID()
 	v.wg.Go(v.followSession)
+	v.ens = newEnsemble(cfg)
+	if len(cfg.Members) > 0 {
+		v.wg.Go(v.pollEnsemble)
+	}
 	v.mu.Lock()
 	v.spawnLocked(v.root)
 	v.mu.Unlock()
@@ -140,6 +166,10 @@ func (v *View) Close() {
 // root was found missing).
 func (v *View) Ready() <-chan struct{} { return v.ready }
 
+// Polled is closed once the ensemble's members were asked once (at once
+// without Members).
+func (v *View) Polled() <-chan struct{} { return v.ens.polled }
+
 // Changed returns a channel closed at the next change of anything shown.
 func (v *View) Changed() <-chan struct{} {
 	v.mu.Lock()
@@ -156,9 +186,15 @@ func (v *View) Status() Status {
 
 func (v *View) statusLocked() Status {
 	st := Status{Connected: v.connected, At: time.Now()}
+	st.Members, st.ClientsNote = v.ens.state()
 	var problems []string
 	if !v.connected {
 		problems = append(problems, "the connection to ZooKeeper is lost; reconnecting (what is shown may be out of date)")
+	}
+	for _, m := range st.Members {
+		if !m.Up {
+			problems = append(problems, "ensemble member "+m.Addr+" does not answer ("+m.Problem+")")
+		}
 	}
 	if v.rootGone {
 		problems = append(problems, fmt.Sprintf("%s does not exist (yet); it is watched and shown once created", v.cfg.Root))
@@ -189,11 +225,14 @@ func (v *View) Overview(filter string) Overview {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	st := v.statusLocked()
-	o := Overview{Root: v.cfg.Root, Namespace: v.s.Namespace(), Connected: st.Connected, Problem: st.Problem, At: st.At, Locks: []Lock{}}
+	o := Overview{Root: v.cfg.Root, Namespace: v.s.Namespace(), Connected: st.Connected, Problem: st.Problem, At: st.At, Locks: []Lock{},
+		Ensemble: st.Members, ClientsNote: st.ClientsNote}
 	for _, ls := range v.locks {
 		if ls.gone.IsZero() && strings.Contains(ls.lock.Path, filter) {
 			l := ls.lock
 			l.Queue, l.Timeline = nil, nil
+			l.Holders = v.withClients(l.Holders)
+			l.RecentHolds = ls.recentHolds(st.At)
 			o.Locks = append(o.Locks, l)
 		}
 	}
@@ -211,11 +250,28 @@ func (v *View) Lock(p string) (Lock, Status, bool) {
 		return Lock{}, v.statusLocked(), false
 	}
 	l := ls.lock
+	l.Holders, l.Queue = v.withClients(l.Holders), v.withClients(l.Queue)
+	h := ls.historyLocked(time.Now(), v.cfg.History)
+	l.History = &h
 	l.Timeline = make([]Event, 0, len(ls.timeline))
 	for i := len(ls.timeline) - 1; i >= 0; i-- {
 		l.Timeline = append(l.Timeline, *ls.timeline[i])
 	}
 	return l, v.statusLocked(), true
+}
+
+// withClients returns a copy of nodes with each one's client, if known.
+func (v *View) withClients(nodes []Node) []Node {
+	if len(v.cfg.Members) == 0 {
+		return nodes
+	}
+	out := slices.Clone(nodes)
+	for i := range out {
+		if out[i].sid != 0 {
+			out[i].Client = v.ens.client(out[i].sid)
+		}
+	}
+	return out
 }
 
 // callerPath is a znode path without the namespace.
@@ -292,41 +348,6 @@ func (v *View) request(f func() error) error {
 	case <-ctx.Done():
 		return fmt.Errorf("no answer from ZooKeeper within %v: %w", v.cfg.RequestTimeout, ctx.Err())
 	}
-}
-
-// Revoke asks the holder of the node at the caller's path p to release
-// (zklock.Revoke: Curator's revocation request, which only a revocable
-// holder acts on). Only a node the view shows as holding is accepted.
-func (v *View) Revoke(ctx context.Context, p string) error {
-	v.mu.Lock()
-	ls, ok := v.locks[path.Dir(p)]
-	if !ok && path.Base(path.Dir(p)) == "leases" {
-		ls, ok = v.locks[path.Dir(path.Dir(p))]
-	}
-	var holder *Node
-	if ok {
-		for i := range ls.lock.Holders {
-			if ls.lock.Holders[i].Path == p {
-				holder = &ls.lock.Holders[i]
-			}
-		}
-	}
-	v.mu.Unlock()
-	if holder == nil {
-		return fmt.Errorf("%w: %s is not a holder's node shown here", zklock.ErrInvalidArgument, p)
-	}
-	if err := zklock.Revoke(ctx, v.s, p); err != nil {
-		return err
-	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.revokes[v.s.FullPath(p)] = time.Now()
-	if ls, ok := v.locks[ls.lock.Path]; ok {
-		ls.add(&Event{At: time.Now(), Kind: EventRevoke, Node: holder.Name, Session: holder.Session, ID: holder.ID,
-			Token: holder.Token, Why: "this server wrote Curator's revocation request (__REVOKE__) to the node"})
-	}
-	v.notifyLocked()
-	return nil
 }
 
 // isNoNode reports a node that does not exist.

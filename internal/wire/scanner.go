@@ -5,8 +5,10 @@ import (
 	"fmt"
 )
 
-// MaxHead is the most bytes of each frame's payload a Scanner keeps.
-const MaxHead = 64
+// MaxHead is the most bytes of each frame's payload a Scanner keeps:
+// enough for a notification's ReplyHeader, WatcherEvent and a path of up
+// to 292 bytes.
+const MaxHead = 320
 
 // Frame describes one frame found by a [Scanner].
 type Frame struct {
@@ -45,11 +47,17 @@ type Scanner struct {
 	// Handshake says that the stream starts with the handshake frame, which
 	// is then yielded with Frame.Handshake set.
 	Handshake bool
+	// Longer, when set, is asked once a frame's Head bytes are in (not for
+	// the handshake frame) how many bytes of its head to keep instead:
+	// values above Head (up to MaxHead) delay the frame's yield until that
+	// many are in, so that only the frames that need more wait for it.
+	Longer func(head []byte) int
 
 	buf    [4 + MaxHead]byte // the current frame's length prefix and head
 	have   int               // bytes of buf collected
 	want   int               // bytes of buf wanted: 4 until the length is known
 	sized  bool              // the current frame's length is known
+	longer bool              // Longer was asked for the current frame
 	length int               // the current frame's payload length
 	skip   int               // body bytes still to skip
 	frames int64             // frames yielded
@@ -94,9 +102,17 @@ func (s *Scanner) Feed(p []byte, yield func(Frame)) error {
 				continue
 			}
 		}
-		f := Frame{Handshake: s.Handshake && s.frames == 0, Len: s.length, Head: s.buf[4:s.want]}
+		handshake := s.Handshake && s.frames == 0
+		if s.Longer != nil && !handshake && !s.longer && s.length > s.want-4 { // a frame wholly in hand has no more to keep
+			s.longer = true
+			if n := 4 + min(s.length, s.Longer(s.buf[4:s.want]), MaxHead); n > s.want {
+				s.want = n
+				continue
+			}
+		}
+		f := Frame{Handshake: handshake, Len: s.length, Head: s.buf[4:s.want]}
 		s.skip = s.length - (s.want - 4)
-		s.have, s.want, s.sized, s.length = 0, 0, false, 0
+		s.have, s.want, s.sized, s.longer, s.length = 0, 0, false, false, 0
 		s.frames++
 		yield(f)
 	}

@@ -119,8 +119,9 @@ func TestScannerYieldsAtHead(t *testing.T) {
 }
 
 func TestScannerOptions(t *testing.T) {
-	payload := bytes.Repeat([]byte("0123456789"), 10) // 100 bytes
+	payload := bytes.Repeat([]byte("0123456789"), 40) // 400 bytes, more than MaxHead
 	stream := append(AppendFrame(nil, payload), AppendFrame(nil, payload[:3])...)
+	longer := func(head []byte) int { return 50 }
 	tests := []struct {
 		name      string
 		s         Scanner
@@ -132,11 +133,13 @@ func TestScannerOptions(t *testing.T) {
 		{"head above MaxHead", Scanner{Head: 1000}, MaxHead, false},
 		{"negative head", Scanner{Head: -1}, ReplyHeaderLen, false},
 		{"handshake", Scanner{Handshake: true, Head: 40}, 40, true},
+		{"longer", Scanner{Longer: longer}, 50, false},
+		{"longer, not for the handshake", Scanner{Handshake: true, Longer: longer}, ReplyHeaderLen, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := scanAll(&tc.s, stream, 9)
-			want := []scanned{{tc.handshake, 100, string(payload[:tc.head])}, {false, 3, "012"}}
+			want := []scanned{{tc.handshake, len(payload), string(payload[:tc.head])}, {false, 3, "012"}}
 			if err != nil || !slices.Equal(got, want) {
 				t.Fatalf("got %+v, %v; want %+v", got, err, want)
 			}
@@ -192,7 +195,13 @@ func FuzzScanner(f *testing.F) {
 	f.Add(replyFrame(1, 2, 3, 4), []byte{0}, false, uint16(10), uint8(64))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1, 2}, []byte{2}, false, uint16(0), uint8(4))
 	f.Fuzz(func(t *testing.T, stream, cuts []byte, handshake bool, max uint16, head uint8) {
-		mk := func() *Scanner { return &Scanner{Max: int(max), Head: int(head), Handshake: handshake} }
+		mk := func() *Scanner {
+			sc := &Scanner{Max: int(max), Head: int(head), Handshake: handshake}
+			if head%2 == 1 { // an odd head also asks for a longer one, which the head's first byte sizes
+				sc.Longer = func(h []byte) int { return int(h[0]) * 2 }
+			}
+			return sc
+		}
 		whole, werr := scanAll(mk(), stream)
 		sizes := make([]int, len(cuts))
 		for i, c := range cuts {

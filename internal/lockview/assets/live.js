@@ -18,20 +18,29 @@
   }
   setInterval(tick, 1000);
   if (!live || !window.EventSource) return;
-  var src = live.getAttribute("data-events"), es;
+  var src = live.getAttribute("data-events"), es, retry;
   function paused(on) {
     var p = live.querySelector(".paused");
     if (p) p.hidden = !on;
   }
   function connect(url) {
     if (es) es.close();
+    clearTimeout(retry);
     es = new EventSource(url);
     es.addEventListener("update", function (e) {
       live.innerHTML = e.data;
       live.setAttribute("data-updated", String(Date.now()));
       tick();
     });
-    es.onerror = function () { paused(true); };
+    es.onerror = function () {
+      paused(true);
+      // An answer that is not a stream (503: the server streams to as
+      // many pages as it allows) closes the EventSource for good: try
+      // again a while later, as Retry-After asks.
+      if (es.readyState === EventSource.CLOSED) {
+        retry = setTimeout(function () { connect(url); }, 4000 + Math.random() * 2000);
+      }
+    };
     es.onopen = function () { paused(false); };
   }
   connect(src);
