@@ -29,12 +29,12 @@ type Config struct {
 	Failover FailoverConfig
 }
 
-// DefaultConfig is what `make bench` runs: about thirteen minutes on a
+// DefaultConfig is what `make bench` runs: about eighteen minutes on a
 // 2-core machine. Six short repetitions: the fewest for which benchmath
 // gives a 95% interval of a median (with six, the slowest and the fastest
 // repetition's ratio), and on a shared machine the noise comes in bursts,
 // which many short repetitions ride out better than a few long ones. The
-// failover phase takes about four of the thirteen minutes.
+// failover phase takes about seven of the eighteen minutes.
 func DefaultConfig() Config {
 	return Config{
 		Reps: 6, Warm: 200 * time.Millisecond, Uncontended: 600 * time.Millisecond,

@@ -103,8 +103,9 @@ func (r *failoverRun) fault(kase string, vs []variant) error {
 // servingAgain watches the ensemble after its leader, member killed, is
 // killed: it sends on the channel when (mono) a new leader and a member
 // answering are first seen, that is a member other than killed whose
-// `srvr` gives a mode (leader or follower: a follower serves only once a
-// leader leads it), or -1 if none is within settleWait.
+// `srvr` says "Mode: leader" (a leader answers it only once it serves; a
+// follower may still say "Mode: follower" for a while after the kill), or
+// -1 if none is within settleWait.
 func (r *failoverRun) servingAgain(killed int) <-chan int64 {
 	out := make(chan int64, 1)
 	go func() {
@@ -115,8 +116,7 @@ func (r *failoverRun) servingAgain(killed int) <-chan int64 {
 					continue
 				}
 				at := mono()
-				if srvr, err := r.ens.FourLetter(m, "srvr"); err == nil &&
-					(strings.Contains(srvr, "Mode: leader") || strings.Contains(srvr, "Mode: follower")) {
+				if srvr, err := r.ens.FourLetter(m, "srvr"); err == nil && strings.Contains(srvr, "Mode: leader") {
 					out <- at // the answer was given no earlier than asked
 					return
 				}

@@ -4,7 +4,7 @@
 # standalone server, measured directly and through a proxy adding 0.5 ms and
 # 2 ms per round trip, and a 3-member ensemble. About eleven minutes on a
 # 2-core machine, plus the failover phase on a second ensemble with a short
-# tick. About thirteen minutes on a 2-core machine.
+# tick (about seven minutes). About eighteen minutes on a 2-core machine.
 #   scripts/bench.sh                 the suite; raw numbers in .tmp/bench.json,
 #                                    the charts in .tmp/bench.html beside it; the
 #                                    run before is kept as .tmp/bench.prev.json, and
@@ -13,7 +13,7 @@
 #   BENCH_SIZE=full                  make bench-full: 10 longer repetitions, 60
 #                                    failover events per case (about 25 minutes)
 #   BENCH_CPUPROFILE=path            also write a Go CPU profile of the run
-#   BENCH_PHASE=failover             the failover phase alone (about eight minutes):
+#   BENCH_PHASE=failover             the failover phase alone (about seven minutes):
 #                                    its table, goals and FAILOVER lines
 # Prints progress, the tables, the goals, and ends with one line per ratio
 # and one per failover case, recipe and loss limit:
