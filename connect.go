@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -31,7 +33,7 @@ func Connect(servers []string, opts ...SessionOption) (*Session, error) {
 		return nil, fmt.Errorf("%w: no servers", ErrInvalidArgument)
 	}
 	for _, srv := range servers {
-		if err := checkServer(srv); err != nil {
+		if err := ValidateServer(srv); err != nil {
 			return nil, err
 		}
 	}
@@ -39,8 +41,9 @@ func Connect(servers []string, opts ...SessionOption) (*Session, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.timeout <= 0 {
-		return nil, fmt.Errorf("%w: session timeout %v", ErrInvalidArgument, cfg.timeout)
+	if cfg.timeout < MinSessionTimeout || cfg.timeout > MaxSessionTimeout {
+		return nil, fmt.Errorf("%w: session timeout %v: want %v to %v (ZooKeeper's servers then negotiate it into their range, 4s to 40s by default)",
+			ErrInvalidArgument, cfg.timeout, MinSessionTimeout, MaxSessionTimeout)
 	}
 	if cfg.dialer == nil {
 		return nil, fmt.Errorf("%w: nil dialer", ErrInvalidArgument)
@@ -81,6 +84,48 @@ func Connect(servers []string, opts ...SessionOption) (*Session, error) {
 	return s, nil
 }
 
+// ValidateServer checks one server address as Connect does: "host:port"
+// with a port from 1 to 65535, or a host alone for port 2181; the host an
+// IP address (IPv6 in brackets, with a port) or a DNS name (letters,
+// digits, '-' and '_' in dot-separated labels of at most 63 characters).
+// It returns an error wrapping ErrInvalidArgument, naming the address,
+// for anything else, so that a typo fails at once instead of as an
+// unreachable server.
+func ValidateServer(addr string) error {
+	if err := checkServer(addr); err != nil {
+		return err
+	}
+	host := addr
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		host = h
+	}
+	if net.ParseIP(host) != nil || validHostName(host) {
+		return nil
+	}
+	return fmt.Errorf("%w: server %q: %q is neither an IP address nor a host name", ErrInvalidArgument, addr, host)
+}
+
+// validHostName reports whether h is a DNS name: labels of 1 to 63
+// letters, digits, '-' or '_', joined by dots (a final dot allowed), at
+// most 253 characters.
+func validHostName(h string) bool {
+	h = strings.TrimSuffix(h, ".")
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(h, ".") {
+		if label == "" || len(label) > 63 {
+			return false
+		}
+		for _, r := range label {
+			if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // authenticate sends the session's credentials once a server answers, and
 // then opens the session to the recipes (see ready). go-zookeeper sends them
 // again after every reconnect.
@@ -91,6 +136,10 @@ func (s *Session) authenticate() {
 			err := s.addAuth(context.Background(), a.scheme, a.cred) // bounded by the connection, retried until Close
 			if err == nil {
 				break
+			}
+			if permanent(err) {
+				s.authErr = fmt.Errorf("%w: ZooKeeper refused the session's %q credentials: %w", ErrNotAuthorized, a.scheme, err)
+				return
 			}
 			if !isConnErr(err) && !errors.Is(err, zk.ErrSessionExpired) {
 				s.authErr = fmt.Errorf("zklock: add auth %q: %w", a.scheme, err)
@@ -125,6 +174,7 @@ func (s *Session) WaitConnected(ctx context.Context) error {
 		state, _, changed := s.snapshot()
 		switch state {
 		case StateConnected:
+			s.reportNegotiated()
 			return nil
 		case StateClosed:
 			return ErrClosed
@@ -135,6 +185,32 @@ func (s *Session) WaitConnected(ctx context.Context) error {
 			return s.failures.wrap(context.Cause(ctx))
 		}
 	}
+}
+
+// SessionTimeout returns the session timeout the server granted, or the
+// one asked for (WithSessionTimeout) until a server has granted one. A
+// server negotiates what it is asked into its minSessionTimeout and
+// maxSessionTimeout (2 and 20 ticks by default).
+func (s *Session) SessionTimeout() time.Duration {
+	if t := time.Duration(s.negotiated.Load()); t > 0 {
+		return t
+	}
+	return s.cfg.timeout
+}
+
+// reportNegotiated logs, once, at Warn level, a session timeout the
+// server clipped into its range.
+func (s *Session) reportNegotiated() {
+	got := time.Duration(s.negotiated.Load())
+	if got <= 0 || got == s.cfg.timeout.Truncate(time.Millisecond) || !s.clipReported.CompareAndSwap(false, true) {
+		return
+	}
+	bound := "minSessionTimeout"
+	if got < s.cfg.timeout {
+		bound = "maxSessionTimeout"
+	}
+	s.log.Warn("zklock: the server negotiated another session timeout (its "+bound+")",
+		"asked", s.cfg.timeout, "granted", got)
 }
 
 // Close releases nothing explicitly: it closes the ZooKeeper session, whose

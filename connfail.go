@@ -13,8 +13,9 @@ import (
 // A ConnectError is why the session's latest attempt to reach a server
 // failed: the dial, the TLS handshake, or the session handshake. The errors
 // of WaitConnected and of acquires that end while not connected wrap the
-// latest one; a TLS refusal (ErrTLSHandshake) is kept over later failures of
-// other kinds until a server grants a session. The session also logs each
+// latest one; a configuration error (a TLS refusal, ErrTLSHandshake; a
+// server that is not ZooKeeper, ErrNotZooKeeper) is kept over later
+// failures of other kinds until a server grants a session. The session also logs each
 // new reason at Warn level (WithLogger).
 type ConnectError struct {
 	// Server is the server's address as given to Connect ("host:port").
@@ -41,6 +42,13 @@ func (e *ConnectError) Unwrap() []error {
 		return []error{ErrTLSHandshake, e.Err}
 	}
 	return []error{e.Err}
+}
+
+// configuration reports whether e is a failure retrying the same
+// servers will not fix: a TLS refusal, or a server that is not ZooKeeper.
+// Such a failure never counts as "unreachable".
+func (e *ConnectError) configuration() bool {
+	return e != nil && (e.tls || errors.Is(e.Err, ErrNotZooKeeper))
 }
 
 // stageError is a failure of one stage of connecting: the "TLS handshake"
@@ -79,7 +87,7 @@ type connFailures struct {
 
 	mu     sync.Mutex
 	last   *ConnectError     // the latest
-	tlsErr *ConnectError     // the latest TLS refusal
+	tlsErr *ConnectError     // the latest configuration error: a TLS refusal, a server not ZooKeeper
 	logged map[string]string // per server, the reason last logged at Warn
 }
 
@@ -96,7 +104,7 @@ func (f *connFailures) record(server string, err error) {
 	}
 	f.mu.Lock()
 	f.last = e
-	if e.tls {
+	if e.configuration() {
 		f.tlsErr = e
 	}
 	msg := e.Error()
@@ -120,7 +128,7 @@ func (f *connFailures) reset() {
 	f.last, f.tlsErr, f.logged = nil, nil, nil
 }
 
-// latest is the failure to report: the latest TLS refusal, else the latest
+// latest is the failure to report: the latest configuration error, else the latest
 // failure, since a server last granted a session; nil if none.
 func (f *connFailures) latest() *ConnectError {
 	f.mu.Lock()

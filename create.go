@@ -53,6 +53,10 @@ func (q *queue) create(ctx context.Context) (*entry, *pipelined, error) {
 		}
 		if ambiguous {
 			e, err := q.find(ctx, prefix, sid)
+			if r := refused(err, accessList, q.dir, "looking for our node after a lost reply"); r != nil {
+				q.s.cleaner.findAndDelete(q.dir, prefix, sid)
+				return nil, nil, r
+			}
 			if err != nil {
 				attempt = q.s.cfg.retry.wait(ctx, attempt)
 				continue
@@ -114,6 +118,8 @@ func (q *queue) create(ctx context.Context) (*entry, *pipelined, error) {
 			attempt = q.s.cfg.retry.wait(ctx, attempt)
 		case errors.Is(err, zk.ErrSessionExpired):
 			attempt = q.s.cfg.retry.wait(ctx, attempt) // the node, if any, died with the session
+		case permanent(err):
+			return nil, nil, refused(err, accessCreate, q.dir, "the lock directory")
 		default:
 			return nil, nil, fmt.Errorf("zklock: create in %s: %w", q.dir, err)
 		}

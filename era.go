@@ -40,6 +40,11 @@ type eraCache struct {
 // afterwards create a new era, which every fence then refuses until it is
 // rebased onto it. Era fails when not connected, and with an error wrapping
 // ErrEra when the node holds something that is not an era.
+//
+// An ensemble that has no era yet, whose root the session may not create
+// nodes in (a locked-down root ACL), has none: Era returns "" and fences
+// check tokens alone, as before eras. Create it once with credentials that
+// may (`zklock fence era`), or grant CREATE on "/", to turn eras on.
 func (s *Session) Era(ctx context.Context) (string, error) {
 	return s.eraIn(ctx, s.conn.SessionID())
 }
@@ -83,7 +88,9 @@ func (s *Session) eraIn(ctx context.Context, sid int64) (string, error) {
 	if s.conn.SessionID() != sid {
 		return "", fmt.Errorf("%w: ZooKeeper session 0x%x ended while the era was read", ErrEra, sid)
 	}
-	c.sid, c.era = sid, era
+	if era != "" { // "" may change once someone who may creates the era
+		c.sid, c.era = sid, era
+	}
 	return era, nil
 }
 
@@ -106,6 +113,9 @@ func (s *Session) readEra(ctx context.Context) (string, error) {
 		}, nil)
 		if err == nil {
 			return era, nil
+		}
+		if errors.Is(err, zk.ErrNoAuth) {
+			return "", nil // no era, and we may not make one: see Session.Era
 		}
 		if !errors.Is(err, zk.ErrNodeExists) {
 			return "", fmt.Errorf("zklock: create %s: %w", EnsemblePath, err)

@@ -75,3 +75,27 @@ func TestIntegration_Era(t *testing.T) {
 		require.Less(t, len(err.Error()), 200)
 	}
 }
+
+// An ensemble whose root a session may not create nodes in has no era for
+// it until someone who may creates one: Era returns "" (fences then check
+// tokens alone), and the era once it exists.
+func TestIntegration_EraLockedDownRoot(t *testing.T) {
+	c := zktest.Start(t)
+	ctx := ctxTimeout(t, 30*time.Second)
+	admin := connect(t, c, zklock.WithAuth("digest", []byte("admin:pw")))
+	_, err := admin.Conn().SetACL("/", append(zk.WorldACL(zk.PermRead|zk.PermWrite), zk.DigestACL(zk.PermAll, "admin", "pw")...), -1)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = admin.Conn().SetACL("/", zk.WorldACL(zk.PermAll), -1) })
+
+	user := connect(t, c)
+	era, err := user.Era(ctx)
+	require.NoError(t, err)
+	require.Empty(t, era, "no era, and none may be made")
+
+	made, err := admin.Era(ctx)
+	require.NoError(t, err)
+	require.Regexp(t, "^[0-9a-f]{32}$", made)
+	era, err = user.Era(ctx)
+	require.NoError(t, err)
+	require.Equal(t, made, era, "the user reads the era once it exists")
+}

@@ -59,6 +59,23 @@ var (
 	ErrUpgrade = errors.New("zklock: read-to-write upgrade refused")
 )
 
+// Errors of requests ZooKeeper refused for good (see refused.go).
+var (
+	// ErrRefused is wrapped, with ZooKeeper's own error, by the error of an
+	// operation that ZooKeeper refused for a reason retrying will not fix:
+	// the ones ErrNotAuthorized covers, bad arguments, a request it could
+	// not decode (a marshalling error). The operation ends at once.
+	ErrRefused = errors.New("zklock: refused by zookeeper")
+
+	// ErrNotAuthorized is wrapped by the error of an operation that an ACL
+	// forbids to the session's credentials (zk.ErrNoAuth), whose
+	// credentials ZooKeeper rejected (zk.ErrAuthFailed), or that asked for an
+	// ACL ZooKeeper refuses (zk.ErrInvalidACL: a creator ACL without
+	// credentials, say). Its message names the node and the permission that
+	// was missing. It wraps ErrRefused. Connection problems never wrap it.
+	ErrNotAuthorized = wrapSentinel("zklock: not authorized", ErrRefused)
+)
+
 // Errors of acquires that cannot reach ZooKeeper.
 var (
 	// ErrUnreachable is wrapped, with the context's error and the latest
@@ -71,6 +88,20 @@ var (
 	// handshakes fail for a reason retrying will not fix (see WithTLS). It
 	// is a configuration error: such errors do not wrap ErrUnreachable.
 	ErrTLSHandshake = errors.New("zklock: TLS handshake failed")
+
+	// ErrNotZooKeeper is wrapped, with a *ConnectError naming the server,
+	// by the errors of waits and acquires that end while a server answers
+	// with something other than ZooKeeper's protocol (an HTTP server on
+	// the port, a reply that is not a connect response). Like
+	// ErrTLSHandshake it is a configuration error: such errors do not wrap
+	// ErrUnreachable, and WithFailOpen does not run on it.
+	ErrNotZooKeeper = errors.New("zklock: not a ZooKeeper server")
+
+	// ErrReplyTooLong is why a connection was dropped whose server announced
+	// a reply longer than ZooKeeper's jute.maxbuffer default plus headroom
+	// (2 MiB): go-zookeeper would allocate what the length says, up to
+	// 4 GiB. The session reconnects, as after any broken connection.
+	ErrReplyTooLong = errors.New("zklock: reply too long")
 
 	// ErrUnlocked is returned by an acquire made WithFailOpen, with a
 	// non-nil Hold that is NOT exclusive, when ZooKeeper stayed unreachable

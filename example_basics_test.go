@@ -39,7 +39,7 @@ func ExampleConnect_options() {
 	fmt.Println(sess.State())
 	// Output:
 	// true zklock: invalid argument: no servers
-	// true zklock: invalid argument: session timeout 0s
+	// true zklock: invalid argument: session timeout 0s: want 100ms to 596h31m23.647s (ZooKeeper's servers then negotiate it into their range, 4s to 40s by default)
 	// connecting
 	// closed
 }

@@ -31,10 +31,11 @@ func (q *queue) lockFailOpen(ctx context.Context) (*Hold, error) {
 
 // runUnlocked gives up an acquire of path that found the session
 // unreachable for bound: it returns a hold that excludes no one, with
-// ErrUnlocked, whose context carries ctx's values. A TLS refusal is a
-// configuration error, not a reason to run without the lock.
+// ErrUnlocked, whose context carries ctx's values. A TLS refusal or a
+// server that is not ZooKeeper is a configuration error, not a reason to
+// run without the lock.
 func (s *Session) runUnlocked(ctx context.Context, path string, bound time.Duration) (*Hold, error) {
-	if f := s.failures.latest(); f != nil && errors.Is(f, ErrTLSHandshake) {
+	if f := s.failures.latest(); f.configuration() {
 		return nil, fmt.Errorf("%w (acquiring %s: WithFailOpen runs without the lock only when ZooKeeper is unreachable)", f, path)
 	}
 	uctx, ucancel := context.WithCancelCause(ctx)

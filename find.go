@@ -68,6 +68,8 @@ func (w *waiter) adopt() step {
 		return stepCancelled
 	case errors.Is(err, zk.ErrNoNode):
 		return stepList
+	case permanent(err):
+		return w.fail(refused(err, accessRead, p, "our own earlier node"))
 	case err != nil:
 		w.attempt = w.q.s.cfg.retry.wait(w.ctx, w.attempt) // listing again reports or retries the error
 		return stepList
@@ -119,6 +121,9 @@ func (q *queue) mkdirs(ctx context.Context, dir string) error {
 	}
 	if err == nil || errors.Is(err, zk.ErrNodeExists) {
 		return nil
+	}
+	if r := refused(err, accessCreate, path.Dir(dir), "creating "+dir); r != nil {
+		return r
 	}
 	return err
 }

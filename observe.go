@@ -25,7 +25,10 @@ func (e *LeaderElection) Observe(ctx context.Context) <-chan Participant {
 // never delays the observer or the session, and receives the latest leader
 // known, skipping those that came and went meanwhile (a leader may also be
 // skipped that led for less time than a listing takes). Errors are retried
-// with the session's backoff; a nil ctx gives a closed channel.
+// with the session's backoff, except those retrying cannot fix: an
+// unreadable directory or leader's node ends the observation, whose last
+// value is then a Participant whose Err wraps ErrNotAuthorized (or
+// ErrRefused). A nil ctx gives a closed channel.
 // See docs/protocol.md#observing-a-leader.
 func (l *LeaderLatch) Observe(ctx context.Context) <-chan Participant {
 	return observeLeader(ctx, l.q.s, l.q.dir)
@@ -67,6 +70,12 @@ func observeLeader(ctx context.Context, s *Session, dir string) <-chan Participa
 			p, ch, err := o.leader(ctx)
 			switch {
 			case ctx.Err() != nil:
+				return
+			case permanent(err):
+				select { // the reason, as the last value; then the channel closes
+				case out <- Participant{Err: err}:
+				case <-ctx.Done():
+				}
 				return
 			case err != nil:
 				if s.State() == StateClosed {
@@ -135,12 +144,12 @@ func (o *follower) leader(ctx context.Context) (Participant, <-chan zk.Event, er
 		if errors.Is(err, zk.ErrNoNode) {
 			ok, ch, err := o.s.existsWatch(ctx, o.dir)
 			if err != nil || !ok {
-				return Participant{}, ch, err
+				return Participant{}, ch, o.refused(err, accessRead, o.dir, "the election's directory")
 			}
 			continue // created meanwhile (our watch fires once, harmlessly)
 		}
 		if err != nil {
-			return Participant{}, nil, err
+			return Participant{}, nil, o.refused(err, accessList, o.dir, "the election's directory")
 		}
 		cs := sortContenders(children)
 		if len(cs) == 0 {
@@ -149,7 +158,7 @@ func (o *follower) leader(ctx context.Context) (Participant, <-chan zk.Event, er
 			case errors.Is(err, zk.ErrNoNode):
 				continue
 			case err != nil:
-				return Participant{}, nil, err
+				return Participant{}, nil, o.refused(err, accessList, o.dir, "the election's directory")
 			case len(sortContenders(children)) > 0:
 				continue // one joined meanwhile
 			}
@@ -160,8 +169,17 @@ func (o *follower) leader(ctx context.Context) (Participant, <-chan zk.Event, er
 		if errors.Is(err, zk.ErrNoNode) {
 			continue // the leader went meanwhile
 		}
-		return p, ch, err
+		return p, ch, o.refused(err, accessRead, path.Join(o.dir, p.Node), "the leader's node")
 	}
+}
+
+// refused is err, or the error ending the observation if err is permanent
+// (see refused); the path named is the caller's.
+func (o *follower) refused(err error, a access, node, what string) error {
+	if r := refused(err, a, o.s.callerPath(node), what); r != nil {
+		return r
+	}
+	return err
 }
 
 // get reads the leader's node into p and watches it.

@@ -3,6 +3,7 @@ package zklock
 import (
 	"crypto/tls"
 	"log/slog"
+	"math"
 	"net"
 	"sync"
 	"time"
@@ -41,9 +42,23 @@ func defaultSessionConfig() sessionConfig {
 	}
 }
 
+// The range of WithSessionTimeout. ZooKeeper's protocol carries the
+// timeout as an int32 of milliseconds (go-zookeeper truncates anything
+// else to 0 or a negative number), and below 100ms go-zookeeper's own
+// handshake deadline (ten times two thirds of it) is too short to tell a
+// server from an unreachable one. A server negotiates what it is asked
+// into its own range, 2 to 20 ticks by default (4s to 40s).
+const (
+	MinSessionTimeout = 100 * time.Millisecond
+	MaxSessionTimeout = time.Duration(math.MaxInt32) * time.Millisecond
+)
+
 // WithSessionTimeout sets the ZooKeeper session timeout asked of the
-// server, which may negotiate it into its own range; the loss limit is based
-// on the negotiated value. Default: 10s.
+// server, which may negotiate it into its own range (the session logs the
+// granted value at Warn level when it differs: see Session.SessionTimeout);
+// the loss limit is based on the negotiated value. Connect refuses a value
+// outside [MinSessionTimeout, MaxSessionTimeout] with ErrInvalidArgument.
+// Default: 10s.
 func WithSessionTimeout(d time.Duration) SessionOption {
 	return func(c *sessionConfig) { c.timeout = d }
 }
@@ -151,8 +166,11 @@ func WithData(b []byte) Option {
 	return func(c *lockConfig) { c.data, c.dataSet = b, true }
 }
 
-// WithACL sets the ACL of the lock's nodes and of the parents it creates.
-// Default: zk.WorldACL(zk.PermAll), open to all, as Curator's default.
+// WithACL sets the ACL of the lock's nodes and of the parents it creates
+// (nodes that exist already keep theirs): CreatorACL, CreatorWorldReadACL,
+// WorldACL, ParseACL's, or any other. An ACL that names the creator needs
+// the session's credentials (WithAuth). Default: WorldACL(), open to all,
+// as Curator's default.
 func WithACL(acl []zk.ACL) Option {
 	return func(c *lockConfig) {
 		if len(acl) > 0 {

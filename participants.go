@@ -22,6 +22,12 @@ type Participant struct {
 	Holds    bool      // by the recipe's rule, this participant holds now
 	Waits    string    // the child name of the node it waits for by the rule; "" if it holds
 	Data     []byte
+
+	// Err, if not nil, is why the node could not be read: Token, Session,
+	// Ctime and Data are then zero. Participants sets it for a node whose
+	// ACL this session may not read (wrapping ErrNotAuthorized) and lists
+	// the others; an observer's last value carries the error that ended it.
+	Err error
 }
 
 // Queue orders the children of the lock directory dir (a caller's path) and
@@ -106,6 +112,9 @@ func participants(ctx context.Context, s *Session, dir string, decide func([]con
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil
 	}
+	if r := refused(err, accessList, dir, "the lock directory"); r != nil {
+		return nil, r
+	}
 	if err != nil {
 		return nil, fmt.Errorf("zklock: list %s: %w", dir, err)
 	}
@@ -127,6 +136,9 @@ func participants(ctx context.Context, s *Session, dir string, decide func([]con
 	for i := range out {
 		switch {
 		case errs[i] == nil:
+			kept = append(kept, out[i])
+		case permanent(errs[i]): // unreadable: listed as such
+			out[i].Err = refused(errs[i], accessRead, dir+"/"+out[i].Node, "")
 			kept = append(kept, out[i])
 		case !errors.Is(errs[i], zk.ErrNoNode):
 			return nil, fmt.Errorf("zklock: read %s: %w", dir+"/"+out[i].Node, errs[i])

@@ -59,6 +59,10 @@ func newQueue(s *Session, lockPath, dir string, r recipe, opts []Option) (queue,
 		return queue{}, err
 	}
 	cfg := newLockConfig(opts)
+	if needsAuth(cfg.acl) && len(s.cfg.auth) == 0 {
+		return queue{}, fmt.Errorf("%w: the ACL of %s names the creator (\"auth\", CreatorACL), which needs the session's credentials (WithAuth)",
+			ErrInvalidArgument, lockPath)
+	}
 	dir = s.FullPath(dir)
 	if err := checkRequestSize(dir, cfg.data, cfg.acl); err != nil {
 		return queue{}, err

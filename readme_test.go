@@ -65,6 +65,17 @@ func connectTLS(ca *x509.CertPool, clientCert tls.Certificate) (*zklock.Session,
 	return sess, err
 }
 
+// --- README: credentials and ACLs ---
+
+func teamMutex(servers []string, user, password string) (*zklock.Session, *zklock.Mutex, error) {
+	sess, err := zklock.Connect(servers, zklock.WithAuth("digest", []byte(user+":"+password)))
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := zklock.NewMutex(sess, "/locks/team/nightly", zklock.WithACL(zklock.CreatorACL()))
+	return sess, m, err
+}
+
 // --- end of the README's code ---
 
 var reportToken atomic.Int64

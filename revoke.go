@@ -34,6 +34,9 @@ func Revoke(ctx context.Context, s *Session, nodePath string) error {
 		return err
 	}
 	err := s.setData(ctx, s.FullPath(nodePath), revokeMessage)
+	if r := refused(err, accessWrite, nodePath, "a revocation request"); r != nil {
+		return r
+	}
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return fmt.Errorf("zklock: revoke %s: %w", nodePath, err)
 	}

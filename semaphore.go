@@ -171,7 +171,7 @@ func (q *queue) watchDir(ctx context.Context, e *entry) (bool, error) {
 	case err != nil && ctx.Err() != nil:
 		return false, context.Cause(ctx)
 	case err != nil:
-		return false, nil // listing again reports or retries the error
+		return false, err // the caller ends on a permanent error, backs off on any other
 	}
 	cs := contenders(children, q.countAll)
 	if ours := indexOf(cs, e.name); ours >= 0 {

@@ -37,6 +37,8 @@ func checkCountOnce(ctx context.Context, s *Session, path string, leases int) er
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			return nil // gone with the session that held the internal mutex: the acquire fails on its own
+		case permanent(err):
+			return refused(err, accessRead, node, "the semaphore's lease count")
 		case err != nil:
 			return err
 		}

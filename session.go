@@ -31,11 +31,12 @@ type Session struct {
 	authErr error         // why they are not, set before ready closes
 
 	// What the tap reads off the connection (tap.go).
-	heard      atomic.Int64 // when the latest request a server answered was sent (ns since epoch)
-	negotiated atomic.Int64 // negotiated session timeout (ns), 0 until known
-	dialSid    atomic.Int64 // session id of the latest connect response
-	creates    createTracker
-	failures   connFailures // why connection attempts failed (connfail.go)
+	heard        atomic.Int64 // when the latest request a server answered was sent (ns since epoch)
+	negotiated   atomic.Int64 // negotiated session timeout (ns), 0 until known
+	clipReported atomic.Bool  // a negotiated timeout other than the one asked was logged (connect.go)
+	dialSid      atomic.Int64 // session id of the latest connect response
+	creates      createTracker
+	failures     connFailures // why connection attempts failed (connfail.go)
 
 	mu sync.Mutex // guards the rest
 

@@ -26,6 +26,7 @@ func (s *Session) dial(network, addr string, timeout time.Duration) (net.Conn, e
 		s.failures.record(addr, err)
 		return nil, err
 	}
+	c = &boundConn{Conn: c} // what no ZooKeeper sends fails the read (replybound.go)
 	// A dial that succeeds proves nothing about our session: heard moves
 	// only when the server answers (see tapConn.answered).
 	t := &tapConn{Conn: c, s: s, server: addr, scan: replyScanner{first: true}}

@@ -50,7 +50,7 @@ func (q *queue) unreachable(err error) error {
 	switch f := q.s.failures.latest(); {
 	case f == nil:
 		return fmt.Errorf("%w: %w", ErrUnreachable, err)
-	case errors.Is(f, ErrTLSHandshake): // a configuration error, not unreachable
+	case f.configuration(): // not unreachable
 		return fmt.Errorf("%w; %w", err, f)
 	default:
 		return fmt.Errorf("%w: %w; %w", ErrUnreachable, err, f)
@@ -241,8 +241,13 @@ func (w *waiter) probe() step {
 func (w *waiter) watchDir() step {
 	held, err := w.q.watchDir(w.ctx, w.e)
 	switch {
+	case err != nil && w.ctx.Err() != nil:
+		return w.fail(context.Cause(w.ctx))
+	case permanent(err):
+		return w.fail(refused(err, accessList, w.e.dir, "the lock directory"))
 	case err != nil:
-		return w.fail(err)
+		w.attempt = w.q.s.cfg.retry.wait(w.ctx, w.attempt)
+		return stepList // listing again reports or retries the error
 	case held:
 		return stepHold
 	}
@@ -276,6 +281,8 @@ func (w *waiter) list() step {
 	switch {
 	case err != nil && w.ctx.Err() != nil:
 		return w.fail(context.Cause(w.ctx))
+	case err != nil && permanent(err):
+		return w.fail(refused(err, accessList, e.dir, "the lock directory"))
 	case err != nil && !isConnErr(err) && !errors.Is(err, zk.ErrNoNode):
 		return w.fail(fmt.Errorf("zklock: list %s: %w", e.dir, err))
 	case err != nil && isConnErr(err):
@@ -358,9 +365,15 @@ func (w *waiter) arm() step {
 		return stepCancelled
 	case errors.Is(err, zk.ErrNoNode):
 		return stepGone
+	case permanent(err): // the listing may succeed: end here, or it would list and read again at once
+		p := w.p
+		w.unwatch()
+		return w.fail(refused(err, accessRead, p, "the node ahead of ours"))
 	case err != nil:
+		w.attempt = w.q.s.cfg.retry.wait(w.ctx, w.attempt)
 		return stepList // listing again reports or retries the error
 	}
+	w.attempt = 0
 	w.ch, w.changed = ch, changed
 	return stepSleep
 }

@@ -51,8 +51,12 @@ func serverOpts(t *testing.T) []zktest.Option {
 func server(t *testing.T, ensemble bool) Server {
 	c := zktest.Start(t, serverOpts(t)...)
 	p := c.Proxy(t)
+	version, err := c.ServerVersion(0)
+	require.NoError(t, err)
 	srv := Server{
 		Addr:       c.Servers()[0],
+		Version:    version,
+		Versions:   versionServers(t),
 		FourLetter: func(cmd string) (string, error) { return c.FourLetter(0, cmd) },
 		Delayed:    &Delayer{Addr: p.Addrs()[0], SetDelay: p.SetDelay},
 	}
@@ -73,6 +77,19 @@ func server(t *testing.T, ensemble bool) Server {
 		srv.Failover = func() *FaultEnsemble { return faultEnsemble(t) }
 	}
 	return srv
+}
+
+// versionServers starts a standalone server of each release zktest knows
+// (3.9 first, the ratios' numerator), with the same options.
+func versionServers(t *testing.T) []VersionServer {
+	var out []VersionServer
+	for _, rel := range zktest.Versions() {
+		c := zktest.Start(t, append(serverOpts(t), zktest.WithVersion(rel))...)
+		v, err := c.ServerVersion(0)
+		require.NoError(t, err)
+		out = append(out, VersionServer{Release: rel, Version: v, Addr: c.Servers()[0]})
+	}
+	return out
 }
 
 // failoverTick is the failover ensemble's tickTime: short, so that short
@@ -158,6 +175,7 @@ func TestIntegration_BenchSmoke(t *testing.T) {
 	checkRatioKeys(t, rep)
 	checkCensus(t, rep)
 	checkFailover(t, rep.Failover)
+	checkReleases(t, rep, srv)
 	checkPrinted(t, rep)
 	dir := t.TempDir()
 	require.NoError(t, rep.WriteJSON(dir+"/bench.json"))
@@ -261,8 +279,9 @@ func checkPrinted(t *testing.T, rep *Report) {
 	var out strings.Builder
 	rep.Print(&out)
 	t.Log("\n" + out.String())
-	ratioLine := regexp.MustCompile(`^RATIO (\S+) (zklock/\S+) (\d+\.\d\d) \[(-inf|\d+\.\d\d), (\+inf|\d+\.\d\d)\]$`)
+	ratioLine := regexp.MustCompile(`^RATIO (\S+) (zklock/\S+|zk3\.9/zk3\.8) (\d+\.\d\d) \[(-inf|\d+\.\d\d), (\+inf|\d+\.\d\d)\]$`)
 	failLine := regexp.MustCompile(`^FAILOVER (\S+) (\S+) p50=\d+\.\d\d p99=\d+\.\d\d changes=\d+\.\d\d events=\d+( loss=\S+)?( session=\S+)?$`)
+	require.True(t, strings.HasPrefix(out.String(), "ZooKeeper "+rep.ZooKeeper+", Curator "), "the first line names the releases")
 	var ratioKeys []string
 	failovers := 0
 	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {

@@ -29,17 +29,18 @@ type Config struct {
 	Failover FailoverConfig
 }
 
-// DefaultConfig is what `make bench` runs: about eighteen minutes on a
+// DefaultConfig is what `make bench` runs: about seventeen minutes on a
 // 2-core machine. Six short repetitions: the fewest for which benchmath
 // gives a 95% interval of a median (with six, the slowest and the fastest
 // repetition's ratio), and on a shared machine the noise comes in bursts,
 // which many short repetitions ride out better than a few long ones. The
-// failover phase takes about seven of the eighteen minutes.
+// failover phase takes about seven of the seventeen minutes (four before
+// its cases at a 4 s session timeout).
 func DefaultConfig() Config {
 	return Config{
 		Reps: 6, Warm: 200 * time.Millisecond, Uncontended: 600 * time.Millisecond,
 		Contended: 1100 * time.Millisecond, Contenders: 8, Goroutines: 64,
-		Herd: []int{10, 100, 1000}, AllocRuns: 200, Census: 500 * time.Millisecond, Held: 100000,
+		Herd: []int{10, 100, 1000}, AllocRuns: 200, Census: 500 * time.Millisecond, Held: 50000,
 		RTTs:             []time.Duration{500 * time.Microsecond, 2 * time.Millisecond},
 		PhaseUncontended: 500 * time.Millisecond, PhaseContended: 750 * time.Millisecond,
 		Failover: FailoverConfig{Events: 30, SessionTimeout: time.Second,
@@ -62,6 +63,7 @@ func FullConfig() Config {
 // optionally, the same server behind a delaying proxy and an ensemble.
 type Server struct {
 	Addr       string                           // host:port
+	Version    string                           // its ZooKeeper release as it reports it ("3.9.6"; "" unknown)
 	FourLetter func(cmd string) (string, error) // a four-letter word (wchs, mntr)
 
 	// Delayed is Addr through a proxy whose delay the suite sets for the
@@ -77,6 +79,10 @@ type Server struct {
 	// stops and kills (nil: no failover phase). It is called once, from
 	// the goroutine that runs Suite, when the phase begins.
 	Failover func() *FaultEnsemble
+	// Versions are standalone servers of different ZooKeeper releases,
+	// the numerator of the ratios first, that zklock's mutex also runs on
+	// (versions.go; fewer than two: no release comparison).
+	Versions []VersionServer
 }
 
 // Delayer is a proxy with a per-direction delay (zktest.Proxy.SetDelay).

@@ -62,6 +62,9 @@ type process struct {
 	stdin  io.WriteCloser
 	lines  chan string
 	stderr *proc.Tail
+	// version is what the driver's "ready" line names after the word
+	// (kazoo's release; "" for Curator's driver).
+	version string
 }
 
 // startCurator starts the Curator driver connected to connect.
@@ -74,7 +77,7 @@ func startCurator(connect string) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	return startProcess("curator", argv...)
+	return startProcess("curator", nil, argv...)
 }
 
 // javaArgv runs class from the directory classes, Curator's jars on the
@@ -88,20 +91,29 @@ func javaArgv(heap, classes, class string, args ...string) ([]string, error) {
 		"-cp", classes + string(os.PathListSeparator) + peers.ClassPath(), class}, args...), nil
 }
 
-// startKazoo starts the kazoo driver connected to connect.
+// startKazoo starts the kazoo driver connected to connect, on the kazoo
+// of internal/peers' Newest generation.
 func startKazoo(connect string) (*process, error) {
 	script, err := kazooScript()
 	if err != nil {
 		return nil, err
 	}
-	return startProcess("kazoo", python, "-u", script, connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
+	g := peers.Newest()
+	p, err := startProcess("kazoo", g.Env(), python, "-u", script, connect, strconv.FormatInt(sessionTimeout.Milliseconds(), 10))
+	if err == nil && p.version != g.KazooVersion {
+		p.close()
+		return nil, fmt.Errorf("bench: the kazoo driver imported kazoo %q, not the %s of internal/peers' Newest (run `make deps`)", p.version, g.KazooVersion)
+	}
+	return p, err
 }
 
-func startProcess(label string, argv ...string) (*process, error) {
+// startProcess starts a driver with environment env (nil: this
+// process's) and waits for its "ready".
+func startProcess(label string, env []string, argv ...string) (*process, error) {
 	p := &process{label: label, lines: make(chan string, 4), stderr: proc.NewTail(4000)}
 	var stdout io.ReadCloser
 	var err error
-	if p.cmd, p.stdin, stdout, err = startPiped(label+" driver", argv, p.stderr); err != nil {
+	if p.cmd, p.stdin, stdout, err = startPipedEnv(label+" driver", env, argv, p.stderr); err != nil {
 		return nil, err
 	}
 	go func() {
@@ -113,17 +125,25 @@ func startProcess(label string, argv ...string) (*process, error) {
 		close(p.lines)
 	}()
 	line, err := p.read(startupWait)
-	if err != nil || line != "ready" {
+	word, version, _ := strings.Cut(line, " ")
+	if err != nil || word != "ready" {
 		p.close()
 		return nil, fmt.Errorf("bench: %s driver did not start (%q, %v): %s", label, line, err, p.stderr.String())
 	}
+	p.version = version
 	return p, nil
 }
 
 // startPiped starts the process what of argv, with pipes to its stdin
 // and from its stdout, and its stderr kept in stderr.
 func startPiped(what string, argv []string, stderr *proc.Tail) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
+	return startPipedEnv(what, nil, argv, stderr)
+}
+
+// startPipedEnv is startPiped with environment env (nil: this process's).
+func startPipedEnv(what string, env, argv []string, stderr *proc.Tail) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
 	cmd.SysProcAttr = sysProcAttr()
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()

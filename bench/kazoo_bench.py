@@ -1,6 +1,7 @@
-"""Benchmark driver for kazoo 2.8 locks, run by zklock's bench package.
+"""Benchmark driver for kazoo 2 locks, run by zklock's bench package.
 
-Usage: kazoo_bench.py CONNECT SESSION_TIMEOUT_MS. Prints "ready", then reads
+Usage: kazoo_bench.py CONNECT SESSION_TIMEOUT_MS. Prints "ready VERSION"
+(the kazoo release it imported), then reads
 one command per line and answers each with one JSON line, exactly like
 java/CuratorBench.java:
 
@@ -21,6 +22,7 @@ import threading
 import time
 
 from kazoo.client import KazooClient
+from kazoo.version import __version__ as kazoo_version
 
 TIMEOUT = float(sys.argv[2]) / 1000.0 if len(sys.argv) > 2 else 10.0
 now = time.monotonic_ns
@@ -161,7 +163,7 @@ def main():
     hosts = sys.argv[1]
     main_client = open_client(hosts)
     herd = Herd()
-    print("ready", flush=True)
+    print("ready", kazoo_version, flush=True)
     for line in sys.stdin:
         a = line.split()
         if not a:

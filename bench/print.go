@@ -64,19 +64,22 @@ func table(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 }
 
-// Print writes the tables, the goals and, last, the RATIO and FAILOVER
-// lines.
+// Print writes the releases measured (its first line), the tables, the
+// goals and, last, the RATIO and FAILOVER lines.
 func (r *Report) Print(w io.Writer) {
+	fmt.Fprintln(w, r.releaseLine())
 	r.printThroughputTables(w)
 	r.printPerOperation(w)
 	r.printHerd(w)
 	r.printCost(w)
 	r.printCensus(w)
 	r.printFailover(w)
+	r.printVersions(w)
 
 	fmt.Fprintln(w)
 	r.printGoals(w)
 	r.printRatios(w)
+	r.printVersionRatios(w)
 	r.printFailoverLines(w)
 }
 

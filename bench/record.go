@@ -48,6 +48,12 @@ type Record struct {
 
 // Report is everything one suite run measured.
 type Report struct {
+	// ZooKeeper is the release of the suite's servers, as they report it
+	// ("3.9.6"); Curator and Kazoo the peers' releases ("" not run).
+	ZooKeeper string `json:"zookeeper,omitempty"`
+	Curator   string `json:"curator,omitempty"`
+	Kazoo     string `json:"kazoo,omitempty"`
+
 	Started time.Time          `json:"started"`
 	Elapsed time.Duration      `json:"elapsed_ns"`
 	Config  Config             `json:"config"`
@@ -66,6 +72,8 @@ type Report struct {
 	Previous *Previous `json:"previous,omitempty"`
 	// Failover is the failover phase's outcome.
 	Failover *FailoverReport `json:"failover,omitempty"`
+	// Versions is the release comparison (nil: not run).
+	Versions *VersionReport `json:"versions,omitempty"`
 }
 
 // Previous is what the honesty goal needs of an earlier run.

@@ -64,6 +64,7 @@ small { color: #555; }
 `)
 	fmt.Fprintf(&b, "<p>Run started %s, took %v; medians of %d interleaved repetitions; code %s. Raw numbers: <a href=\"%s\">%s</a>.</p>\n",
 		esc(r.Started.Format(time.RFC3339)), r.Elapsed.Round(time.Second), r.Config.Reps, esc(dash(r.Revision)), esc(jsonName), esc(jsonName))
+	fmt.Fprintf(&b, "<p id=\"releases\">%s.</p>\n", esc(r.releaseLine()))
 	b.WriteString("<p>Workloads: <b>uncontended</b> (one session, acquire+release cycles), <b>contended</b> (" +
 		fmt.Sprint(r.Config.Contenders) + " sessions, one goroutine each), <b>inprocess</b> (" + fmt.Sprint(r.Config.Goroutines) +
 		" goroutines on one session); -rttN: through a proxy adding N ms per round trip; ensemble-: against a 3-member ensemble, sessions spread over members. " +
@@ -96,6 +97,7 @@ small { color: #555; }
 	}
 	b.WriteString("</div>\n")
 	r.censusHTML(&b)
+	r.versionsHTML(&b)
 	r.failoverHTML(&b)
 	b.WriteString("</body>\n</html>\n")
 	return b.String()

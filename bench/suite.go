@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zklock/zklock/internal/peers"
 )
 
 // suite is one Suite run in progress: its settings, its targets and the
@@ -28,12 +30,14 @@ type suite struct {
 // progress to log, and returns the raw records.
 func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 	s := &suite{cfg: cfg, srv: srv, log: log, began: time.Now()}
-	s.rep = &Report{Started: s.began.UTC(), Config: cfg}
+	s.rep = &Report{Started: s.began.UTC(), Config: cfg, ZooKeeper: srv.Version}
 	defer s.close()
 	for _, step := range []func() error{
+		s.announce,     // the releases, first (versions.go)
 		s.startTargets, // the Go targets in this process, the Curator and kazoo drivers
 		s.planPhases,   // direct, through the delaying proxy, against the ensemble
 		s.warmUp,       // a round not recorded
+		s.releases,     // the release comparison's servers (versions.go)
 		s.timedRuns,    // every repetition of every phase
 		s.censusRuns,   // requests counted by relays
 		s.herdRuns,     // a holder and N waiters on one session
@@ -47,7 +51,7 @@ func Suite(cfg Config, srv Server, log io.Writer) (*Report, error) {
 		}
 	}
 	s.rep.Intervals = ratioIntervals(s.rep.Records)
-	s.rep.Ratios = ratios(s.rep.Intervals)
+	s.rep.addVersionRatios() // and Ratios
 	s.rep.Elapsed = time.Since(s.began)
 	return s.rep, nil
 }
@@ -93,6 +97,7 @@ func (s *suite) startTargets() error {
 			return err
 		}
 		s.cleanup = append(s.cleanup, p.close)
+		s.rep.Curator = peers.Newest().CuratorVersion
 		for _, r := range []string{"mutex", "rwwrite", "semmutex"} {
 			s.targets = append(s.targets, &driver{name: "curator-" + r, recipe: r, proc: p})
 		}
@@ -103,6 +108,7 @@ func (s *suite) startTargets() error {
 			return err
 		}
 		s.cleanup = append(s.cleanup, p.close)
+		s.rep.Kazoo = p.version
 		s.targets = append(s.targets, &driver{name: KazooLock, recipe: "lock", proc: p})
 	}
 	return nil
@@ -173,6 +179,9 @@ func (s *suite) timedRuns() error {
 			if err := s.runPhase(ph, i); err != nil {
 				return err
 			}
+		}
+		if err := s.versionRuns(i); err != nil {
+			return err
 		}
 	}
 	s.noDelay()

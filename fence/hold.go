@@ -27,7 +27,8 @@ type EraHolder interface {
 }
 
 // CheckHold is CheckEra with the hold's token and era (Check with its
-// token, for a Holder that is not an EraHolder), after making sure the hold has
+// token, for a Holder that is not an EraHolder or whose ensemble has no era),
+// after making sure the hold has
 // not already ended: if it has, it returns an error wrapping ErrHoldEnded
 // and the hold's reason (zklock.ErrLost, zklock.ErrReleased) without
 // touching the database. A hold without a token (the non-exclusive hold of
@@ -58,6 +59,9 @@ func (f *Fence) CheckHold(ctx context.Context, tx *sql.Tx, resource string, h Ho
 	era, err := eh.Era(ctx)
 	if err != nil {
 		return fmt.Errorf("fence: resource %q: the hold's ensemble era: %w", resource, err)
+	}
+	if era == "" { // an ensemble without an era (zklock.Session.Era): tokens alone
+		return f.Check(ctx, tx, resource, token)
 	}
 	return f.CheckEra(ctx, tx, resource, token, era)
 }

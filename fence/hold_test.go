@@ -131,3 +131,25 @@ type eraHolder struct {
 }
 
 func (h eraHolder) Era(context.Context) (string, error) { return h.era, nil }
+
+// A hold whose ensemble has no era (zklock.Session.Era gave "": a locked-
+// down root) is checked by its token alone; once a resource is bound to an
+// era, such a check is refused like any token-only one.
+func TestCheckHoldWithoutEra(t *testing.T) {
+	db := backends()[0].open(t, true)
+	ctx := t.Context()
+	require.NoError(t, fence.Setup(ctx, db))
+	check := func(resource string, h fence.Holder) error {
+		tx, err := db.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		defer tx.Rollback()
+		if err := fence.CheckHold(ctx, tx, resource, h); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}
+	require.NoError(t, check("plain", eraHolder{liveToken(5), ""}))
+	require.ErrorIs(t, check("plain", eraHolder{liveToken(4), ""}), fence.ErrStale)
+	require.NoError(t, check("bound", eraHolder{liveToken(5), "e1"}))
+	require.Error(t, check("bound", eraHolder{liveToken(9), ""}), "a bound resource refuses a token without its era")
+}

@@ -147,6 +147,14 @@ func Scenarios(mode Mode) []*Scenario {
 	out = append(out, &Scenario{Name: "S25", Title: "ensemble rebuilt from empty, fenced by era", Servers: 1, Locks: 1,
 		Session: T, Postgres: true, Duration: d(20*s, 30*s, 120*s), InProcess: EnsembleRebuilt})
 
+	s26 := base("S26", "creator ACLs, intruder without credentials, leader SIGKILL", 3, d(0, 30*s, 120*s))
+	// Holders authenticate and create every node with Curator's
+	// CREATOR_ALL_ACL; an unauthenticated client tries to list, read,
+	// revoke, delete, queue and create in the same directories throughout.
+	s26.Session, s26.Auth, s26.ACL = T2, "digest:team:s3cret", "creator"
+	s26.Nemesis = Together(KillLeader(d(0, 8*s, 10*s), 3*s), Intruder(200*time.Millisecond))
+	out = append(out, s26)
+
 	s8 := base("S8", "dropped create replies", 1, d(0, 10*s, 60*s))
 	s8.Proxies = true
 	s8.Nemesis = DropCreates(d(0, 500*time.Millisecond, 500*time.Millisecond))

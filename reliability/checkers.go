@@ -145,10 +145,13 @@ func CheckExclusion(h *History, cfg CheckConfig) []Violation {
 				if x, xend := h.faultOn(FaultExpire, fmt.Sprintf("%#x", a.Session), a.Invoke, b.Start); x && a.End != math.MaxInt64 && a.End <= xend+int64(cfg.PauseGrace) {
 					continue
 				}
-				// Another client deleted a's node: a forced handover, which
-				// a must learn of at once. Tolerated only if a's hold ended
-				// within DeleteGrace of the deletion.
-				if d, ok := h.deletedAt(a.Node, a.Invoke, b.Start); ok && a.End != math.MaxInt64 && a.End <= d+int64(cfg.deleteGrace()) {
+				// Another client deleted the older hold's node: a forced
+				// handover, which that holder must learn of at once.
+				// Tolerated only if its hold ended within DeleteGrace of the
+				// deletion. The older hold is the one with the older node,
+				// as for pauses: when the deletion strikes while its Lock is
+				// returning, the next holder's ok may be stamped first.
+				if h.deletedHolder(a, b, cfg) {
 					continue
 				}
 				end := "never"
@@ -180,6 +183,19 @@ func (h *History) deletedAt(node string, from, to int64) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// deletedHolder reports whether the overlap of holds a and b (a's ok
+// stamped first) is a forced handover: another client deleted the older
+// hold's node (the lower token's) between its Lock call and the other's ok,
+// and that hold ended within DeleteGrace of the deletion.
+func (h *History) deletedHolder(a, b *Acq, cfg CheckConfig) bool {
+	x, y := a, b
+	if b.Token < a.Token && !b.Read {
+		x, y = b, a
+	}
+	d, ok := h.deletedAt(x.Node, x.Invoke, y.Start)
+	return ok && x.End != math.MaxInt64 && x.End <= d+int64(cfg.deleteGrace())
 }
 
 // pausedHolder reports whether the overlap of exclusive holds a and b (a's
@@ -332,7 +348,10 @@ func checkTokenOrder(h *History, lock string, acqs []*Acq) []Violation {
 			a := h.ByID[boundID]
 			pb, _ := h.paused(b.Worker, b.Invoke, b.Start)
 			pa, _ := h.paused(a.Worker, a.Invoke, a.Start)
-			if !pa && !pb {
+			// b's node deleted while its Lock was returning: b decided
+			// before a (its node is older), and C1 judges its loss.
+			_, db := h.deletedAt(b.Node, b.Invoke, b.Start)
+			if !pa && !pb && !db {
 				out = append(out, Violation{"C3", fmt.Sprintf("%s: token %d of %s not above %d of %s acquired before it", lock, b.Token, b.ID, a.Token, a.ID), min(a.Start, b.Invoke), b.Start})
 			}
 		}

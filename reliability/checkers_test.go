@@ -407,3 +407,31 @@ func TestKilledHolderEndsAtKill(t *testing.T) {
 	require.Empty(t, CheckLiveness(Analyze(*h), cfg))
 	require.True(t, Analyze(*h).ByID["w1/1/1"].Killed)
 }
+
+// The deletion struck the head of the queue while its Lock was returning,
+// and the next holder's ok was stamped first (S17 on ZooKeeper 3.9 under
+// load): w1, with the older node (token 100), returns at 105 ms, after w2
+// (token 200) at 102 ms; its node was deleted at 101 ms. C1 tolerates the
+// overlap if w1 learned within DeleteGrace, and C3 the order; the deletion
+// of another node excuses neither.
+func TestDeletedHeadStampedAfterItsSuccessor(t *testing.T) {
+	build := func(deleted string, end int64) History {
+		h := &hist{}
+		h.acq("w2", 1, 5, 102, 300, 200).acq("w1", 1, 0, 105, end, 100)
+		for i := range *h {
+			if (*h)[i].Worker == "w1" && (*h)[i].Node != "" {
+				(*h)[i].Node = L + "/head"
+			}
+		}
+		h.fault(FaultDeleteNode, deleted, 101, 101)
+		return *Analyze(*h)
+	}
+	ok := build(L+"/head", 106)
+	require.Empty(t, CheckExclusion(&ok, cfg))
+	require.Empty(t, CheckTokens(&ok))
+	late := build(L+"/head", 1500)
+	only(t, CheckExclusion(&late, cfg), "C1")
+	other := build(L+"/other", 106)
+	only(t, CheckExclusion(&other, cfg), "C1")
+	only(t, CheckTokens(&other), "C3")
+}

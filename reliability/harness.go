@@ -188,6 +188,22 @@ type Env struct {
 	pgDSN     string         // the PostgreSQL register's database ("": none)
 	restarts  map[string]int // worker label -> processes started after kills
 	extraLogs []string       // logs of workers started by the nemesis
+	errs      []string       // what the nemesis found wrong (Errorf)
+}
+
+// Errorf records something the nemesis found wrong, reported with the
+// scenario's errors (Result.Errors), which fail it.
+func (e *Env) Errorf(format string, args ...any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.errs = append(e.errs, fmt.Sprintf(format, args...))
+}
+
+// errors returns what Errorf recorded.
+func (e *Env) errors() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.errs...)
 }
 
 // Fault runs one fault: logs its start, calls begin, waits d, calls end and

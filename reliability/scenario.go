@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/zktest"
 )
 
@@ -60,13 +61,20 @@ type Scenario struct {
 	// QuorumRelay starts the ensemble with zktest.WithQuorumRelay, so that
 	// the nemesis can make a follower lag (zktest's Cluster.SetLag).
 	QuorumRelay bool
+	// Auth, "scheme:cred", are the workers' credentials, which the suite's
+	// observer connection (Env.Conn) also uses; ACL is the ACL of the
+	// workers' nodes (see WorkerConfig).
+	Auth, ACL string
 }
 
 // Result is one scenario's row of the report.
 type Result struct {
-	Name         string         `json:"name"`
-	Title        string         `json:"title"`
-	Negative     string         `json:"negative,omitempty"`
+	Name     string `json:"name"`
+	Title    string `json:"title"`
+	Negative string `json:"negative,omitempty"`
+	// ZooKeeper is the release the run's servers reported ("3.9.6";
+	// "unknown" when they did not answer; empty in older records).
+	ZooKeeper    string         `json:"zookeeper,omitempty"`
 	Seconds      float64        `json:"seconds"`
 	Acquisitions int            `json:"acquisitions"`
 	Faults       int            `json:"faults"`
@@ -131,14 +139,33 @@ func Run(t testing.TB, sc *Scenario) Result {
 	if sc.Nemesis != nil {
 		c.RequireFaults(t)
 	}
+	res.ZooKeeper = serverRelease(c)
 	dir := t.TempDir()
 	nem, err := CreateLog(filepath.Join(dir, "nemesis.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := &Env{T: t, Sc: sc, Dir: dir, C: c, Conn: c.Connect(t, 10*time.Second), Root: "/reliability/" + sc.Name, Nem: nem}
+	if sc.Auth != "" {
+		scheme, cred, _ := strings.Cut(sc.Auth, ":")
+		if err := e.Conn.AddAuth(scheme, []byte(cred)); err != nil {
+			t.Fatalf("observer credentials: %v", err)
+		}
+	}
 	mustCreate(t, e.Conn, "/reliability")
 	mustCreate(t, e.Conn, e.Root)
+	if sc.ACL != "" {
+		// The lock directories' parent too: anyone who may delete in it may
+		// delete an empty lock directory and make it again with an ACL of
+		// their own.
+		acl, err := zklock.ParseACL(sc.ACL)
+		if err == nil {
+			_, err = e.Conn.SetACL(e.Root, acl, -1)
+		}
+		if err != nil {
+			t.Fatalf("ACL of %s: %v", e.Root, err)
+		}
+	}
 	mustCreate(t, e.Conn, e.Root+"-reg")
 	for i := range sc.Locks {
 		mustCreate(t, e.Conn, RegisterPath(e.Root, i))
@@ -182,6 +209,7 @@ func Run(t testing.TB, sc *Scenario) Result {
 			logs = append(logs, p)
 		}
 	}
+	res.Errors = append(res.Errors, e.errors()...)
 	if err := nem.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -284,6 +312,9 @@ func (e *Env) startWorker(name string, p *zktest.Proxy) (*Proc, error) {
 	}
 	if sc.Share > 1 {
 		args = append(args, "-share", strconv.Itoa(sc.Share))
+	}
+	if sc.Auth != "" {
+		args = append(args, "-auth", sc.Auth, "-acl", sc.ACL)
 	}
 	if sc.Survive {
 		args = append(args, "-restat")

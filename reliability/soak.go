@@ -341,15 +341,16 @@ func Totals(recs []SoakRecord) SoakTotals {
 	return t
 }
 
-// SummaryLine is the soak's one summary line.
+// SummaryLine is the soak's one summary line: the code and ZooKeeper
+// releases the runs ran (each when known), and the totals.
 func SummaryLine(recs []SoakRecord) string {
 	t := Totals(recs)
 	code := ""
 	if c := Codes(recs); len(c) > 0 {
 		code = "code=" + strings.Join(c, ",") + " "
 	}
-	return fmt.Sprintf("soak: %sacquisitions=%d fault_exposed=%d faults=%d violations=%d upper95=%.3g",
-		code, t.Acquisitions, t.FaultExposed, t.Faults, t.Violations, Upper95(t.FaultExposed, t.Violations))
+	return fmt.Sprintf("soak: %s%sacquisitions=%d fault_exposed=%d faults=%d violations=%d upper95=%.3g",
+		code, ReleaseField(results(recs)), t.Acquisitions, t.FaultExposed, t.Faults, t.Violations, Upper95(t.FaultExposed, t.Violations))
 }
 
 // Codes returns the codes the runs ran (SoakRecord.Code), in the order

@@ -72,11 +72,8 @@ func runSoak(t *testing.T, scs []*Scenario) {
 			t.Fatalf("checkpoint: %v", err)
 		}
 		recs = append(recs, rec)
-		rs := make([]Result, len(recs))
-		for i, x := range recs {
-			rs[i] = x.Result
-		}
-		if err := WriteIndex(out, "zklock soak", rs); err != nil {
+		rs := results(recs)
+		if err := WriteIndex(out, ReleaseTitle("zklock soak", rs), rs); err != nil {
 			t.Errorf("index: %v", err)
 		}
 		t.Logf("%s (round %d): %v spent of %v; %s", name, round, k.Spent().Round(time.Second), budget, SummaryLine(recs))

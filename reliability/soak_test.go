@@ -261,3 +261,27 @@ func TestSummaryLineCode(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "0123", k.Done(sc, round, Result{Name: "S1"}).Code)
 }
+
+// The summary lines and page titles name the ZooKeeper releases the runs
+// ran on, every one when they differ, and nothing for older records.
+func TestSummaryLineZooKeeper(t *testing.T) {
+	run := func(zk string) SoakRecord {
+		return SoakRecord{Code: "abc", Result: Result{Name: "S2", ZooKeeper: zk, Acquisitions: 10, Faults: 1, Violations: map[string]int{}}}
+	}
+	for _, tc := range []struct {
+		zks         []string
+		line, title string
+	}{
+		{[]string{"3.9.6", "3.9.6"}, "soak: code=abc zookeeper=3.9.6 acquisitions=20", "zklock soak (ZooKeeper 3.9.6)"},
+		{[]string{"3.9.6", "3.8.0", "3.9.6"}, "soak: code=abc zookeeper=3.9.6,3.8.0 acquisitions=30", "zklock soak (ZooKeeper 3.9.6, 3.8.0)"},
+		{[]string{"", "3.8.0"}, "soak: code=abc zookeeper=3.8.0 acquisitions=20", "zklock soak (ZooKeeper 3.8.0)"},
+		{[]string{"", ""}, "soak: code=abc acquisitions=20", "zklock soak"},
+	} {
+		var recs []SoakRecord
+		for _, zk := range tc.zks {
+			recs = append(recs, run(zk))
+		}
+		require.True(t, strings.HasPrefix(SummaryLine(recs), tc.line+" "), "%v: %s", tc.zks, SummaryLine(recs))
+		require.Equal(t, tc.title, ReleaseTitle("zklock soak", results(recs)))
+	}
+}

@@ -86,7 +86,7 @@ func seeAt(r Result, i int) string {
 // judge logs a run's result and fails t if the run violated a checker (a
 // negative control: if it did not), reported errors or acquired nothing.
 func judge(t *testing.T, name string, sc *Scenario, r Result) {
-	t.Logf("%s: acquisitions=%d faults=%d violations=%v store_losses=%d p99=%.1fms errors=%v", name, r.Acquisitions, r.Faults, r.Violations, r.StoreLosses, r.P99AcquireMs, r.Errors)
+	t.Logf("%s: zookeeper=%s acquisitions=%d faults=%d violations=%v store_losses=%d p99=%.1fms errors=%v", name, r.ZooKeeper, r.Acquisitions, r.Faults, r.Violations, r.StoreLosses, r.P99AcquireMs, r.Errors)
 	if r.Database != nil {
 		t.Logf("  database: %v", r.Database)
 	}
@@ -102,6 +102,9 @@ func judge(t *testing.T, name string, sc *Scenario, r Result) {
 	}
 	if len(r.Errors) > 0 && sc.Negative == "" {
 		t.Errorf("%s: %v", name, r.Errors)
+	}
+	if r.ZooKeeper == "" || r.ZooKeeper == "unknown" {
+		t.Errorf("%s: the servers did not say their release (srvr)", name)
 	}
 	if sc.Negative == "" && sc.InProcess == nil && r.Acquisitions == 0 {
 		t.Errorf("%s: no acquisitions", name)
@@ -152,10 +155,10 @@ func writeReport(t *testing.T, mode Mode, rs []Result) {
 		}
 	}
 	os.WriteFile(filepath.Join(out, "negative.txt"), []byte(neg), 0o644)
-	if err := WriteIndex(out, fmt.Sprintf("zklock reliability (%s)", mode), rs); err != nil {
+	if err := WriteIndex(out, ReleaseTitle(fmt.Sprintf("zklock reliability %s", mode), rs), rs); err != nil {
 		t.Errorf("index: %v", err)
 	}
-	os.WriteFile(filepath.Join(out, "summary.txt"), []byte(fmt.Sprintf("reliability: acquisitions=%d faults=%d violations=%d\n", acq, faults, viol)), 0o644)
+	os.WriteFile(filepath.Join(out, "summary.txt"), []byte(fmt.Sprintf("reliability: %sacquisitions=%d faults=%d violations=%d\n", ReleaseField(rs), acq, faults, viol)), 0o644)
 }
 
 // TestRecheckHistory re-runs the checkers on a kept history:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +39,10 @@ type WorkerConfig struct {
 	// Restat reads the holder's node again just before each release, so
 	// that C3 checks the hold still has its node and token after faults.
 	Restat bool
+	// Auth is the sessions' credentials, "scheme:cred" ("": none), and ACL
+	// the ACL of the nodes they create, as zklock.ParseACL reads it ("":
+	// the default, open to all).
+	Auth, ACL string
 }
 
 // LockPath returns the path of lock i.
@@ -115,6 +120,18 @@ func runClient(ctx context.Context, cfg WorkerConfig, session int, log *Log, db 
 		// forced expiry cannot leave two leaders believing they lead.
 		opts = append(opts, zklock.WithLossLimit(0))
 	}
+	lockOpts := []zklock.Option{zklock.WithData([]byte(cfg.Name))}
+	if cfg.Auth != "" {
+		scheme, cred, _ := strings.Cut(cfg.Auth, ":")
+		opts = append(opts, zklock.WithAuth(scheme, []byte(cred)))
+	}
+	if cfg.ACL != "" {
+		acl, err := zklock.ParseACL(cfg.ACL)
+		if err != nil {
+			return err
+		}
+		lockOpts = append(lockOpts, zklock.WithACL(acl))
+	}
 	sess, err := zklock.Connect(cfg.Servers, opts...)
 	if err != nil {
 		return err
@@ -134,20 +151,20 @@ func runClient(ctx context.Context, cfg WorkerConfig, session int, log *Log, db 
 	excl := make([]locker, cfg.Locks)   // mutex, semaphore mutex or write half
 	shared := make([]locker, cfg.Locks) // read half (rw)
 	for i := range excl {
-		p, data := LockPath(cfg.Root, i), zklock.WithData([]byte(cfg.Name))
+		p := LockPath(cfg.Root, i)
 		switch cfg.Recipe {
 		case "mutex", "multi":
-			excl[i], err = zklock.NewMutex(sess, p, data)
+			excl[i], err = zklock.NewMutex(sess, p, lockOpts...)
 		case "semmutex":
-			excl[i], err = zklock.NewSemaphoreMutex(sess, p, data)
+			excl[i], err = zklock.NewSemaphoreMutex(sess, p, lockOpts...)
 		case "rw":
 			var rw *zklock.RWLock
-			if rw, err = zklock.NewRWLock(sess, p, data); err == nil {
+			if rw, err = zklock.NewRWLock(sess, p, lockOpts...); err == nil {
 				excl[i], shared[i] = rw.WriteLock(), rw.ReadLock()
 			}
 		case "leader":
 			var le *zklock.LeaderElection
-			if le, err = zklock.NewLeaderElection(sess, p, cfg.Name); err == nil {
+			if le, err = zklock.NewLeaderElection(sess, p, cfg.Name, lockOpts[1:]...); err == nil {
 				excl[i] = campaigner{le}
 			}
 		}

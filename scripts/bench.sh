@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# make bench: zklock against Curator 5.4, kazoo 2.8, go-zookeeper's zk.Lock and
-# the ZooKeeper floors. The suite starts its own servers (fsync on): a
-# standalone server, measured directly and through a proxy adding 0.5 ms and
-# 2 ms per round trip, and a 3-member ensemble. About eleven minutes on a
-# 2-core machine, plus the failover phase on a second ensemble with a short
-# tick (about seven minutes). About eighteen minutes on a 2-core machine.
+# make bench: zklock against Curator and kazoo (internal/peers' Newest:
+# Debian's newest Curator 5 on the ZooKeeper 3.9 client, kazoo 2),
+# go-zookeeper's zk.Lock and the ZooKeeper floors. The suite starts its own
+# servers (fsync on) of the release ZKTEST_ZK_VERSION selects (3.9, the
+# default, or 3.8): a standalone server, measured directly and through a
+# proxy adding 0.5 ms and 2 ms per round trip, a 3-member ensemble, and the
+# failover phase's ensemble with a short tick; and, for the release
+# comparison, one standalone server of each release (3.9 and 3.8) that
+# zklock's mutex runs on in every repetition. About seventeen minutes on a
+# 2-core machine (the failover phase about seven). The first line names the
+# server release; the report's first line names every release that ran.
 #   scripts/bench.sh                 the suite; raw numbers in .tmp/bench.json,
 #                                    the charts in .tmp/bench.html beside it; the
 #                                    run before is kept as .tmp/bench.prev.json, and
@@ -18,6 +23,7 @@
 # Prints progress, the tables, the goals, and ends with one line per ratio
 # and one per failover case, recipe and loss limit:
 #   RATIO <workload> zklock/<peer> <x.xx> [<lo>, <hi>]
+#   RATIO <workload> zk3.9/zk3.8 <x.xx> [<lo>, <hi>]   (the release comparison)
 #   FAILOVER <case> <recipe> p50=<ms> p99=<ms> changes=<n> events=<n> [loss=<limit>] [session=4s]
 # (recipe zookeeper-election at leader-kill: the ensemble itself, from the kill
 # until a member serves again)
@@ -25,6 +31,10 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+# shellcheck source=scripts/zk-lib.sh
+. "$root/scripts/zk-lib.sh"
+zk=$(zk_release) || exit 2
+echo "make bench: ZooKeeper $zk (ZKTEST_ZK_VERSION=${ZKTEST_ZK_VERSION:-3.9}); the release comparison runs zklock on 3.9 and 3.8"
 GO=${GO:-go}
 json=${BENCH_JSON:-$root/.tmp/bench.json}
 mkdir -p "$root/.tmp"

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The fault-injection suite (reliability/; see docs/reliability.md).
+# The fault-injection suite (reliability/; see docs/reliability.md), on the
+# ZooKeeper release ZKTEST_ZK_VERSION selects (3.9, the default, or 3.8 for
+# bookworm's 3.8.0), which its first line names.
 #   scripts/reliability.sh short     make reliability: every scenario at short durations (<= 10 min)
 #   scripts/reliability.sh soak      make soak: the plan's durations
 #   scripts/reliability.sh negative  make reliability-negative: the broken variants N1-N8
@@ -20,6 +22,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 mode="${1:-short}"
+# shellcheck source=scripts/zk-lib.sh
+. scripts/zk-lib.sh
+zk=$(zk_release) || exit 2
+echo "reliability $mode: ZooKeeper $zk (ZKTEST_ZK_VERSION=${ZKTEST_ZK_VERSION:-3.9}; each result, the summary and the soak line name the release the servers report)"
 out="${RELIABILITY_OUT:-$(mktemp -d /tmp/zklock-reliability-"$mode"-XXXXXX)}"
 mkdir -p "$out"
 out=$(cd "$out" && pwd) # a relative RELIABILITY_OUT is the caller's, not the test's directory

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Sourced by scripts/demo.sh and scripts/zk-dev.sh: what their standalone
-# ZooKeeper servers on 127.0.0.1 share.
+# ZooKeeper servers on 127.0.0.1 share; and by scripts/bench.sh and
+# scripts/reliability.sh for zk_release.
 
 # zk_classpath: print the server class path of the release ZKTEST_ZK_VERSION
 # selects ("3.9", the default: Debian's newest 3.9 in ${ZKLOCK_CACHE:-/var/cache/zklock},
@@ -25,6 +26,26 @@ zk_classpath() {
 	for j in ${cp//:/ }; do [ -f "$j" ] || return 1; done
 	[ -f /usr/share/java/slf4j-simple.jar ] && cp="$cp:/usr/share/java/slf4j-simple.jar"
 	echo "$cp"
+}
+
+# zk_release: print the upstream release ("3.9.6") of the server that
+# ZKTEST_ZK_VERSION selects, from its Debian package's version (the one
+# zktest and zk_classpath run), or "from ZKTEST_CLASSPATH" when that
+# overrides it. Fails, with zk_classpath's message, on an unknown version.
+zk_release() {
+	if [ -n "${ZKTEST_CLASSPATH:-}" ]; then
+		echo "from ZKTEST_CLASSPATH"
+		return 0
+	fi
+	local v=${ZKTEST_ZK_VERSION:-3.9} rel=""
+	zk_classpath >/dev/null
+	[ $? -eq 2 ] && return 2
+	case "$v" in
+	3.9) rel=$(cat "${ZKLOCK_CACHE:-/var/cache/zklock}/zookeeper-3.9/version" 2>/dev/null) ;;
+	3.8) rel=$(dpkg-query -W -f '${Version}' zookeeper 2>/dev/null) ;;
+	esac
+	rel=${rel%%[-+~]*}
+	echo "${rel:-$v (not installed: run make deps)}"
 }
 
 # zk_config FILE DATADIR PORT TICK_MS: write a standalone server's zoo.cfg

@@ -32,8 +32,9 @@ type javaSetup struct {
 	slf4j     string // slf4j-simple jar, or "" when absent
 }
 
-// findJava locates java and ZooKeeper, or explains how to install them.
-func findJava() (javaSetup, error) {
+// findJava locates java and ZooKeeper release version ("" for the one
+// EnvVersion selects), or explains how to install them.
+func findJava(version string) (javaSetup, error) {
 	var s javaSetup
 	hint := "run `make deps` (scripts/install-deps.sh) to install ZooKeeper and Java"
 	java := "java"
@@ -48,6 +49,9 @@ func findJava() (javaSetup, error) {
 	s.classpath = os.Getenv(envClasspath)
 	if s.classpath == "" {
 		v, err := SelectedVersion()
+		if version != "" {
+			v, err = checkVersion(version, "WithVersion")
+		}
 		if err != nil {
 			return s, err
 		}

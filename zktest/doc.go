@@ -29,7 +29,8 @@
 // By default servers are local java processes running Debian's newest
 // ZooKeeper 3.9, unpacked by scripts/fetch-newer.sh into /var/cache/zklock
 // (ZKLOCK_CACHE), or bookworm's 3.8.0 with ZKTEST_ZK_VERSION=3.8 (see
-// EnvVersion; ZKTEST_CLASSPATH overrides both). Each server runs in its
+// EnvVersion; WithVersion selects one cluster's; ZKTEST_CLASSPATH overrides
+// all). Each server runs in its
 // own process group, with free ports on 127.0.0.1, tickTime 100ms,
 // a 256 MiB serial-GC client-compiler JVM, all four-letter words enabled
 // and TTL nodes allowed. A standalone server starts in about half a second

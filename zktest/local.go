@@ -40,7 +40,7 @@ var errPortClash = errors.New("zktest: a server could not bind its port")
 
 func startLocal(t testing.TB, cfg config) *Cluster {
 	t.Helper()
-	js, err := findJava()
+	js, err := findJava(cfg.version)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ type config struct {
 	clientAuth     bool     // WithTLSClientAuth
 	tlsNames       []string // WithTLSHostNames
 	quorumRelay    bool     // WithQuorumRelay
+	version        string   // WithVersion; "": EnvVersion's
 }
 
 func defaultConfig(servers int) config {
@@ -40,6 +41,13 @@ func defaultConfig(servers int) config {
 // a quorum ensemble, which serves while a majority of its members run.
 // Values below 1 make Start fail the test.
 func WithServers(n int) Option { return func(c *config) { c.servers = n } }
+
+// WithVersion selects this cluster's ZooKeeper release ("3.9", "3.8") for
+// the local backend, as EnvVersion does for every cluster; an unknown value
+// fails Start. It excludes the other backends (ZK_SERVERS, containers),
+// which ignore it, and ZKTEST_CLASSPATH still overrides it:
+// Cluster.ServerVersion says which release answers.
+func WithVersion(v string) Option { return func(c *config) { c.version = v } }
 
 // WithTickTime sets ZooKeeper's tickTime (default 100ms). The generated
 // config also sets minSessionTimeout=2*tick and maxSessionTimeout=60000, so

@@ -58,7 +58,7 @@ func TestReapOrphans(t *testing.T) {
 func TestFindJavaMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	t.Setenv("JAVA_HOME", "")
-	_, err := findJava()
+	_, err := findJava("")
 	require.Error(t, err)
 	require.True(t, strings.Contains(err.Error(), "make deps"), err.Error())
 }

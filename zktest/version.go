@@ -41,8 +41,13 @@ func Versions() []string { return []string{"3.9", "3.8"} }
 
 // SelectedVersion returns the release EnvVersion selects ("3.9" when it is
 // unset), or an error naming the accepted values.
-func SelectedVersion() (string, error) {
-	v := strings.TrimSpace(os.Getenv(EnvVersion))
+func SelectedVersion() (string, error) { return checkVersion(os.Getenv(EnvVersion), EnvVersion) }
+
+// checkVersion returns v if it is one of Versions, DefaultVersion if it is
+// empty, or an error naming the accepted values and where v came from
+// (EnvVersion, or "WithVersion").
+func checkVersion(v, from string) (string, error) {
+	v = strings.TrimSpace(v)
 	if v == "" {
 		return DefaultVersion, nil
 	}
@@ -51,7 +56,7 @@ func SelectedVersion() (string, error) {
 			return v, nil
 		}
 	}
-	return "", fmt.Errorf("zktest: %s=%q: want one of %s (unset means %s)", EnvVersion, v, strings.Join(Versions(), ", "), DefaultVersion)
+	return "", fmt.Errorf("zktest: %s=%q: want one of %s (unset means %s)", from, v, strings.Join(Versions(), ", "), DefaultVersion)
 }
 
 // CacheDir returns $ZKLOCK_CACHE or DefaultCache.

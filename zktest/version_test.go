@@ -38,7 +38,7 @@ func TestSelectedVersion(t *testing.T) {
 func TestUnknownVersionFailsFindJava(t *testing.T) {
 	t.Setenv(envClasspath, "")
 	t.Setenv(EnvVersion, "4.0")
-	_, err := findJava()
+	_, err := findJava("")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "want one of 3.9, 3.8")
 }
@@ -93,4 +93,32 @@ func TestExistsNeedsRead(t *testing.T) {
 	}
 	assert.True(t, AtLeast("3.10.0", "3.9.9"))
 	assert.False(t, AtLeast("3.9", "3.9.1"))
+}
+
+// WithVersion overrides EnvVersion for one cluster, and an unknown value
+// names the option, not the variable.
+func TestWithVersionOverridesEnv(t *testing.T) {
+	t.Setenv(envClasspath, "")
+	t.Setenv(EnvVersion, "4.0")
+	_, err := findJava("3.8")
+	if err != nil { // a machine without bookworm's server: at least not the variable's error
+		assert.NotContains(t, err.Error(), "want one of")
+	}
+	_, err = findJava("3.7")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `WithVersion="3.7": want one of 3.9, 3.8`)
+}
+
+// Two clusters of one test run the releases their options name.
+func TestIntegration_WithVersion(t *testing.T) {
+	for _, v := range Versions() {
+		t.Run(v, func(t *testing.T) {
+			c := Start(t, WithVersion(v))
+			got, err := c.ServerVersion(0)
+			require.NoError(t, err)
+			if os.Getenv(envClasspath) == "" && c.Backend() == "local" {
+				assert.True(t, strings.HasPrefix(got, v+"."), "WithVersion(%q) ran %s", v, got)
+			}
+		})
+	}
 }

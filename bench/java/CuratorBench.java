@@ -16,7 +16,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 /**
- * Benchmark driver for Curator 5.4 locks, run by zklock's bench package.
+ * Benchmark driver for Curator 5 locks, run by zklock's bench package.
  *
  * Usage: CuratorBench CONNECT SESSION_TIMEOUT_MS. Prints "ready", then reads
  * one command per line and answers each with one JSON line:

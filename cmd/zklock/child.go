@@ -21,10 +21,12 @@ const (
 	envEra      = "ZKLOCK_FENCING_ERA"
 	envUnlocked = "ZKLOCK_UNLOCKED"
 	envNS       = "ZKLOCK_NAMESPACE" // also read as --namespace's variable
+	envAuth     = "ZKLOCK_AUTH"      // read as --auth's variable, never passed on
 )
 
 // childEnv is base without any inherited lock variables (a zklock run inside
-// another must not pass on its parent's), plus this hold's. ZKLOCK_PATH and
+// another must not pass on its parent's) nor the credentials of ZKLOCK_AUTH,
+// plus this hold's. ZKLOCK_PATH and
 // ZKLOCK_NODE are relative to the namespace ns, which is passed on as
 // ZKLOCK_NAMESPACE (and unset without one), so that a zklock run by CMD
 // names the same znodes with the same paths. ZKLOCK_FENCING_ERA is era, the
@@ -33,7 +35,7 @@ func childEnv(base []string, ns, path, node string, token int64, era string) []s
 	env := make([]string, 0, len(base)+5)
 	for _, kv := range base {
 		switch k, _, _ := strings.Cut(kv, "="); k {
-		case envPath, envNode, envToken, envEra, envUnlocked, envNS:
+		case envPath, envNode, envToken, envEra, envUnlocked, envNS, envAuth:
 			continue
 		}
 		env = append(env, kv)

@@ -75,10 +75,10 @@ func (c *config) sessionOptions(log *slog.Logger) []zklock.SessionOption {
 }
 
 // connectError explains why ctx ended while connecting, from err, the
-// error of Session.WaitConnected: a signal; a refused TLS handshake, a
-// configuration error and not an unreachable ZooKeeper (so --on-unreachable
-// run does not run CMD on it); or no server answered, with the reason of
-// the last attempt.
+// error of Session.WaitConnected: a signal; a refused TLS handshake or a
+// server that is not ZooKeeper, configuration errors and not an
+// unreachable ZooKeeper (so --on-unreachable run does not run CMD on them);
+// or no server answered, with the reason of the last attempt.
 func (a *app) connectError(ctx context.Context, cfg *config, err error) error {
 	var sig *interrupted
 	if cause := context.Cause(ctx); errors.As(cause, &sig) {
@@ -90,6 +90,9 @@ func (a *app) connectError(ctx context.Context, cfg *config, err error) error {
 		return fmt.Errorf("%w at %s within %v", errUnreachable, strings.Join(cfg.servers, ","), cfg.connectBound())
 	case errors.Is(ce, zklock.ErrTLSHandshake):
 		return fmt.Errorf("%w (no session within %v: check --tls-ca, --tls-cert, --tls-key, --tls-server-name and --servers)",
+			ce, cfg.connectBound())
+	case errors.Is(ce, zklock.ErrNotZooKeeper):
+		return fmt.Errorf("%w (no session within %v: check --servers, and TLS: a secureClientPort needs --tls-ca)",
 			ce, cfg.connectBound())
 	}
 	return fmt.Errorf("%w at %s within %v (last attempt: %w)", errUnreachable, strings.Join(cfg.servers, ","), cfg.connectBound(), ce)

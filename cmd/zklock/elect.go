@@ -18,7 +18,7 @@ func electRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endF
 	if o.latch {
 		return latchRecipe(s, path, o)
 	}
-	e, err := zklock.NewLeaderElection(s, path, o.id)
+	e, err := zklock.NewLeaderElection(s, path, o.id, o.aclOptions()...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -43,7 +43,7 @@ func latchRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endF
 		}
 		id = e.ID()
 	}
-	l, err := zklock.NewLeaderLatch(s, path, id)
+	l, err := zklock.NewLeaderLatch(s, path, id, o.aclOptions()...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -68,8 +68,8 @@ func checkElect(inv *invocation) error {
 	switch {
 	case o.listen && len(inv.cmd) > 0:
 		return usagef("elect --listen: unexpected CMD %q (a listener only prints the leaders)", inv.cmd[0])
-	case o.listen && (o.id != "" || o.requeue || o.revocable || inv.cfg.try):
-		return usagef("elect --listen takes no --id, --requeue, --revocable or --try (it does not take part)")
+	case o.listen && (o.id != "" || o.requeue || o.revocable || inv.cfg.try || o.acl != nil):
+		return usagef("elect --listen takes no --id, --requeue, --revocable, --acl or --try (it does not take part)")
 	case o.json && !o.listen:
 		return usagef("elect: --json goes with --listen")
 	case o.latch && inv.cfg.try:

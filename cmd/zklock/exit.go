@@ -75,7 +75,7 @@ func (a *app) fail(err error) int {
 // same prefix at every level of wrapping; it is printed once.
 func (a *app) errorf(format string, args ...any) {
 	msg := strings.ReplaceAll(fmt.Sprintf(format, args...), "zklock: ", "")
-	fmt.Fprintln(a.stderr, "zklock: "+msg)
+	fmt.Fprintln(a.stderr, "zklock: "+escapeControls(msg)) // names and data from ZooKeeper may be in it
 }
 
 func signalName(sig os.Signal) string {

@@ -7,11 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zklock/zklock"
 )
@@ -60,7 +61,9 @@ type verbOpts struct {
 
 	view viewOpts // ui, ls (ui.go)
 
-	revocable bool // holding verbs: --revocable
+	revocable bool     // holding verbs: --revocable
+	acl       []zk.ACL // holding verbs: --acl (nil: the library's default, world)
+	aclText   string   // --acl as given
 
 	fence fenceOpts // fence (fence.go)
 }
@@ -85,13 +88,15 @@ var settings = []setting{
 	{"servers", "ZKLOCK_SERVERS", "127.0.0.1:2181", "LIST", "comma-separated host:port list", applyServers},
 	{"namespace", "ZKLOCK_NAMESPACE", "", "NS", "root every PATH under /NS, as a Curator client built with namespace(NS);\n" +
 		"PATH, node paths and status are then relative to it (e.g. app, or app/sub)", applyNamespace},
-	{"session-timeout", "ZKLOCK_SESSION_TIMEOUT", "10s", "DUR", "ZooKeeper session timeout asked for",
-		durationSetting(func(c *config) *time.Duration { return &c.sessionTimeout }, false)},
+	{"session-timeout", "ZKLOCK_SESSION_TIMEOUT", "10s", "DUR", "ZooKeeper session timeout asked for (100ms to 596h; the server\n" +
+		"negotiates it into its range, 4s to 40s by default)", applySessionTimeout},
 	{"timeout", "ZKLOCK_TIMEOUT", "0", "DUR", "give up after DUR (connecting and waiting); 0 waits forever",
 		durationSetting(func(c *config) *time.Duration { return &c.timeout }, true)},
 	{"kill-grace", "", "5s", "DUR", "on lock loss: SIGTERM to the child, SIGKILL after DUR",
 		durationSetting(func(c *config) *time.Duration { return &c.killGrace }, true)},
-	{"auth", "ZKLOCK_AUTH", "", "SCHEME:CRED", "ZooKeeper auth, e.g. digest:user:password", applyAuth},
+	{"auth", envAuth, "", "SCHEME:CRED", "ZooKeeper auth, e.g. digest:user:password (visible in ps: prefer --auth-file)", applyAuth},
+	{"auth-file", "ZKLOCK_AUTH_FILE", "", "FILE", "read the ZooKeeper auth SCHEME:CRED from FILE, which only its owner\n" +
+		"may read or write (as ssh checks its keys)", applyAuthFile},
 	{"on-unreachable", "ZKLOCK_ON_UNREACHABLE", onUnreachableFail, "fail|run",
 		"no server answers within --timeout (10s if 0): fail exits 1;\n" +
 			"run runs CMD anyway, unlocked, with ZKLOCK_UNLOCKED=1 and no token (efficiency locks only);\n" +
@@ -166,6 +171,14 @@ func registerVerbFlags(fs *flag.FlagSet, v *verb, o *verbOpts) {
 	}
 	if v.holds {
 		fs.BoolVar(&o.revocable, "revocable", false, "end CMD when revocation is requested (zklock revoke)")
+		fs.Func("acl", "`ACL` of the nodes zklock creates: creator, creator,world:read, world (default), scheme:id:rwcda,...", func(v string) error {
+			acl, err := zklock.ParseACL(v)
+			if err != nil {
+				return errors.New(strings.TrimPrefix(err.Error(), zklock.ErrInvalidArgument.Error()+": "))
+			}
+			o.acl, o.aclText = acl, v
+			return nil
+		})
 	}
 }
 
@@ -274,6 +287,9 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 	if inv.cfg.tls, err = tlsConfig(&inv.cfg); err != nil {
 		return nil, err
 	}
+	if inv.cfg.auth == nil && slices.ContainsFunc(inv.opts.acl, func(a zk.ACL) bool { return a.Scheme == "auth" }) {
+		return nil, usagef("--acl %s gives the creator's credentials every right: it needs --auth, --auth-file or ZKLOCK_AUTH", inv.opts.aclText)
+	}
 	return inv, nil
 }
 
@@ -350,6 +366,9 @@ func resolve(g *globals, getenv func(string) string) (config, error) {
 			}
 		}
 		if err := s.apply(&c, val); err != nil {
+			if s.flag == "auth" { // never print credentials
+				return config{}, usagef("invalid %s: %v", from, err)
+			}
 			return config{}, usagef("invalid %s %q: %v", from, val, err)
 		}
 	}
@@ -367,29 +386,27 @@ func applyServers(c *config, v string) error {
 		return errors.New("no servers")
 	}
 	for _, s := range c.servers {
-		if err := checkServer(s); err != nil {
-			return err
+		if err := zklock.ValidateServer(s); err != nil { // as Connect checks it, before anything connects
+			msg := strings.TrimPrefix(err.Error(), zklock.ErrInvalidArgument.Error()+": server ")
+			return errors.New(strings.Replace(msg, "want host:port", "want HOST:PORT", 1))
 		}
 	}
 	return nil
 }
 
-// checkServer checks one --servers entry as zklock.Connect does: HOST:PORT
-// with a port from 1 to 65535, or HOST alone for port 2181.
-func checkServer(s string) error {
-	if !strings.Contains(s, ":") {
-		return nil // go-zookeeper adds :2181
+// applySessionTimeout parses --session-timeout and checks it against the
+// range zklock.Connect accepts: outside it, a usage error, never an
+// unreachable ZooKeeper.
+func applySessionTimeout(c *config, v string) error {
+	d, err := time.ParseDuration(v)
+	switch {
+	case err != nil:
+		return errors.New("want a duration such as 500ms or 10s")
+	case d < zklock.MinSessionTimeout || d > zklock.MaxSessionTimeout:
+		return fmt.Errorf("want %v to %v (ZooKeeper's servers then negotiate it into their range, 4s to 40s by default)",
+			zklock.MinSessionTimeout, zklock.MaxSessionTimeout)
 	}
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return fmt.Errorf("%q: want HOST:PORT", s)
-	}
-	if host == "" {
-		return fmt.Errorf("%q: no host", s)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("%q: port %q is not a number from 1 to 65535", s, port)
-	}
+	c.sessionTimeout = d
 	return nil
 }
 
@@ -422,16 +439,22 @@ func applyNamespace(c *config, v string) error {
 }
 
 func applyAuth(c *config, v string) error {
+	c.auth = nil
 	if v == "" {
-		c.auth = nil
 		return nil
 	}
+	a, err := parseAuth(v)
+	c.auth = a
+	return err
+}
+
+// parseAuth parses SCHEME:CRED; its errors never quote the credentials.
+func parseAuth(v string) (*authSpec, error) {
 	scheme, cred, ok := strings.Cut(v, ":")
 	if !ok || scheme == "" {
-		return errors.New("want SCHEME:CRED, e.g. digest:user:password")
+		return nil, errors.New("want SCHEME:CRED, e.g. digest:user:password")
 	}
-	c.auth = &authSpec{scheme: scheme, cred: []byte(cred)}
-	return nil
+	return &authSpec{scheme: scheme, cred: []byte(cred)}, nil
 }
 
 // tlsConfig builds the TLS client configuration from the --tls-* flags:

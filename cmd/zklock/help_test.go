@@ -86,7 +86,8 @@ func TestCLIVerbHelp(t *testing.T) {
 		}
 	}
 	_, stdout, _ := runZklock(t, nil, "lock", "-h")
-	assert.Contains(t, stdout, "Flags of lock:\n  --revocable")
+	assert.Contains(t, stdout, "Flags of lock:\n  --acl ACL")
+	assert.Contains(t, stdout, "\n  --revocable")
 	assert.Contains(t, stdout, "zklock lock nightly-backup -- ./backup.sh")
 	_, stdout, _ = runZklock(t, nil, "semaphore", "-h")
 	assert.Contains(t, stdout, "--leases N")

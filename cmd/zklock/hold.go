@@ -154,7 +154,7 @@ func (a *app) notAcquired(inv *invocation, err error) int {
 	case errors.Is(err, zklock.ErrLocked):
 		a.errorf("%s is held by another participant (--try): not acquired", inv.path)
 		return exitNotAcquired
-	case errors.Is(err, zklock.ErrTLSHandshake): // a configuration error, even if the wait also timed out
+	case errors.Is(err, zklock.ErrTLSHandshake), errors.Is(err, zklock.ErrNotZooKeeper): // a configuration error, even if the wait also timed out
 		a.errorf("%s not acquired: %v", inv.path, err)
 		return exitError
 	case errors.Is(err, context.DeadlineExceeded):
@@ -202,7 +202,7 @@ func (a *app) cannotStart(err error) int {
 // holdUntilSignal is the no-CMD mode: print "NODE TOKEN", then hold until a
 // signal (release, exit 0) or the loss of the lock (exit 4).
 func (a *app) holdUntilSignal(h *zklock.Hold) int {
-	if _, err := fmt.Fprintf(a.stdout, "%s %d\n", h.Node(), h.Token()); err != nil {
+	if _, err := fmt.Fprintf(a.stdout, "%s %d\n", printable(h.Node()), h.Token()); err != nil {
 		a.errorf("write stdout: %v", err)
 		return exitError
 	}

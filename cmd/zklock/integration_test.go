@@ -188,6 +188,12 @@ func TestIntegration_Auth(t *testing.T) {
 	assert.Equal(t, exitOK, code, stderr)
 	code, _, stderr = runZklock(t, append(env, "ZKLOCK_AUTH=digest:user:pw"), "lock", "/secure/job", "sh", "-c", script)
 	assert.Equal(t, exitOK, code, stderr)
+	// The lock directory, open to all, goes once empty (the server reaps
+	// it within 100 ms); without it a client must create it in /secure.
+	require.Eventually(t, func() bool {
+		ok, _, err := conn.Exists("/secure/job")
+		return err == nil && !ok
+	}, 10*time.Second, 10*time.Millisecond)
 
 	for _, auth := range []string{"", "digest:user:wrong"} {
 		args := []string{"lock", "/secure/job", "true"}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -84,7 +85,7 @@ func jsonKeys(t *testing.T, raw json.RawMessage) []string {
 
 func TestIntegration_StatusJSON(t *testing.T) {
 	t.Parallel()
-	_, conn, env := zkSetup(t)
+	c, conn, env := zkSetup(t)
 	_, held, _ := holder(t, env, "st")
 	startZklock(t, env, "lock", "st") // waits behind the holder
 	names := waitChildren(t, conn, "/locks/st", 2)
@@ -104,8 +105,14 @@ func TestIntegration_StatusJSON(t *testing.T) {
 
 	var want []string
 	for i, node := range []string{held, waiting} {
-		assert.Equal(t, []string{"node", "kind", "sequence", "fencing_token", "session", "holds", "data"},
+		assert.Equal(t, []string{"node", "kind", "sequence", "fencing_token", "session", "holds", "data", "client"},
 			jsonKeys(t, parts[i]))
+		var p struct {
+			Client struct{ Addr, Member string }
+		}
+		require.NoError(t, json.Unmarshal(parts[i], &p))
+		assert.Regexp(t, `^127\.0\.0\.1:\d+$`, p.Client.Addr, "the holder's address, from cons")
+		assert.Equal(t, c.Servers()[0], p.Client.Member)
 		data, stat, err := conn.Get(node)
 		require.NoError(t, err)
 		seq, err := strconv.Atoi(node[len(node)-10:])
@@ -113,7 +120,8 @@ func TestIntegration_StatusJSON(t *testing.T) {
 		want = append(want, fmt.Sprintf(`{"node":%q,"kind":"lock","sequence":%d,"fencing_token":%d,"session":"0x%x","holds":%t,"data":%q}`,
 			filepath.Base(node), seq, stat.Czxid, stat.EphemeralOwner, i == 0, data))
 	}
-	assert.Equal(t, `{"path":"/locks/st","participants":[`+strings.Join(want, ",")+`]}`, compactJSON(t, []byte(stdout)))
+	noClient := regexp.MustCompile(`,"client":\{[^}]*\}`)
+	assert.Equal(t, `{"path":"/locks/st","participants":[`+strings.Join(want, ",")+`]}`, noClient.ReplaceAllString(compactJSON(t, []byte(stdout)), ""))
 
 	// The table shows the same.
 	code, stdout, stderr = runZklock(t, env, "status", "/locks/st")
@@ -121,11 +129,12 @@ func TestIntegration_StatusJSON(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	require.Len(t, lines, 4, stdout)
 	assert.Equal(t, "/locks/st: 2 participant(s)", lines[0])
-	assert.Equal(t, []string{"NODE", "KIND", "SEQUENCE", "FENCING_TOKEN", "SESSION", "HOLDS", "DATA"}, strings.Fields(lines[1]))
+	assert.Equal(t, []string{"NODE", "KIND", "SEQUENCE", "FENCING_TOKEN", "SESSION", "CLIENT", "HOLDS", "DATA"}, strings.Fields(lines[1]))
 	assert.Equal(t, filepath.Base(held), strings.Fields(lines[2])[0])
-	assert.Equal(t, "yes", strings.Fields(lines[2])[5])
+	assert.Regexp(t, `^127\.0\.0\.1:\d+`, strings.Fields(lines[2])[5])
+	assert.Equal(t, "yes", strings.Fields(lines[2])[6])
 	assert.Equal(t, filepath.Base(waiting), strings.Fields(lines[3])[0])
-	assert.Equal(t, "-", strings.Fields(lines[3])[5])
+	assert.Equal(t, "-", strings.Fields(lines[3])[6])
 	kind := strings.Index(lines[1], "KIND")
 	for _, l := range lines[2:] {
 		assert.Equal(t, "lock ", l[kind:kind+5], "columns not aligned:\n%s", stdout)

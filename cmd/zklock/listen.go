@@ -37,8 +37,8 @@ type leaderJSON struct {
 // election or latch at PATH without taking part (zklock.ObserveLeader) and
 // prints the current leader, then each change, one line each, until
 // SIGINT, SIGTERM, SIGHUP or SIGQUIT, or until --timeout (both exit 0). It exits 1
-// if no server answers within the connect bound or the session ends under
-// it.
+// if no server answers within the connect bound, the session ends under
+// it, or ZooKeeper refuses to show PATH (an ACL: zklock.ErrNotAuthorized).
 //
 // The library hands over the latest leader: one that led only while the
 // previous line was being written may be skipped, never printed out of
@@ -57,6 +57,10 @@ func (a *app) runListen(inv *invocation) int {
 	}
 	a.log.Info("zklock: listening", "path", inv.path)
 	for p := range leaders {
+		if p.Err != nil { // the observation ended: retrying cannot help
+			a.errorf("elect --listen %s: %v", inv.path, p.Err)
+			return exitCode(p.Err)
+		}
 		if err := writeLeader(a.stdout, inv, p); err != nil {
 			a.errorf("write stdout: %v", err)
 			return exitError
@@ -85,7 +89,7 @@ func writeLeader(w io.Writer, inv *invocation, p zklock.Participant) error {
 			l.Leader = &leaderJSON{Node: p.Node, Kind: string(p.Kind), Sequence: p.Sequence,
 				FencingToken: p.Token, Session: sessionHex(p.Session), ID: dataText(p.Data)}
 		}
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(jsonSafe{w})
 		enc.SetEscapeHTML(false)
 		return enc.Encode(l)
 	}
@@ -93,7 +97,7 @@ func writeLeader(w io.Writer, inv *invocation, p zklock.Participant) error {
 		_, err := io.WriteString(w, "no leader\n")
 		return err
 	}
-	line := "leader " + p.Path + " " + strconv.FormatInt(p.Token, 10)
+	line := "leader " + printable(p.Path) + " " + strconv.FormatInt(p.Token, 10)
 	if id := printable(dataText(p.Data)); id != "" {
 		line += " " + id
 	}

@@ -98,7 +98,7 @@ func runLs(a *app, inv *invocation) int {
 // one object per line when watching).
 func writeOverview(w io.Writer, o lockview.Overview, asJSON, watching bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(jsonSafe{w})
 		enc.SetEscapeHTML(false)
 		if !watching {
 			enc.SetIndent("", "  ")
@@ -118,10 +118,10 @@ func writeOverview(w io.Writer, o lockview.Overview, asJSON, watching bool) erro
 	if watching {
 		fmt.Fprintf(&b, "-- %s\n", o.At.Local().Format(time.TimeOnly))
 	}
-	fmt.Fprintf(&b, "%s%s: %d lock(s), %d held, %d waiting\n", o.Root, ns, len(o.Locks), held, waiting)
+	fmt.Fprintf(&b, "%s%s: %d lock(s), %d held, %d waiting\n", printable(o.Root), ns, len(o.Locks), held, waiting)
 	for _, note := range []string{o.Problem, o.ClientsNote} {
 		if note != "" {
-			fmt.Fprintf(&b, "note: %s\n", note)
+			fmt.Fprintf(&b, "note: %s\n", escapeControls(note))
 		}
 	}
 	if len(o.Locks) > 0 {
@@ -132,7 +132,10 @@ func writeOverview(w io.Writer, o lockview.Overview, asJSON, watching bool) erro
 			if len(l.Holders) > 0 {
 				h := l.Holders[0]
 				holder, session, client = printable(h.ID), h.Session, clientText(h.Client)
-				if holder == "" {
+				switch {
+				case h.Unreadable != "":
+					holder = "(unreadable)"
+				case holder == "":
 					holder = "(no id)"
 				}
 				if len(l.Holders) > 1 {
@@ -151,6 +154,11 @@ func writeOverview(w io.Writer, o lockview.Overview, asJSON, watching bool) erro
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		for _, l := range o.Locks {
+			if l.Problem != "" {
+				fmt.Fprintf(&b, "note: %s: %s\n", printable(l.Path), escapeControls(l.Problem))
+			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())

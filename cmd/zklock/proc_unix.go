@@ -57,3 +57,12 @@ func isTerminal(r io.Reader) bool {
 	null, err := os.Stat(os.DevNull)
 	return err != nil || !os.SameFile(fi, null)
 }
+
+// fileOwner returns the uid that owns the file fi describes.
+func fileOwner(fi os.FileInfo) (uid int, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}

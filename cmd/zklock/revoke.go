@@ -96,8 +96,17 @@ func (a *app) oneShot(inv *invocation, op func(context.Context, *zklock.Session)
 
 // lockOptions are the library options that a holding verb's flags ask for.
 func (o *verbOpts) lockOptions() []zklock.Option {
+	opts := o.aclOptions()
 	if o.revocable {
-		return []zklock.Option{zklock.WithRevocable()}
+		opts = append(opts, zklock.WithRevocable())
 	}
-	return nil
+	return opts
+}
+
+// aclOptions are the options --acl asks for.
+func (o *verbOpts) aclOptions() []zklock.Option {
+	if o.acl == nil {
+		return nil
+	}
+	return []zklock.Option{zklock.WithACL(o.acl)}
 }

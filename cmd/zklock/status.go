@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
+	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
 
@@ -33,6 +33,7 @@ type participantJSON struct {
 	Holds        bool             `json:"holds"`
 	Data         string           `json:"data"`
 	Client       *lockview.Client `json:"client,omitempty"` // where the session connects from (the members' cons)
+	Error        string           `json:"error,omitempty"`  // why the node could not be read (an ACL); its token, session and data are then empty
 }
 
 func newStatus(path string, ps []zklock.Participant) statusJSON {
@@ -46,9 +47,18 @@ func newStatus(path string, ps []zklock.Participant) statusJSON {
 			Session:      sessionHex(p.Session),
 			Holds:        p.Holds,
 			Data:         dataText(p.Data),
+			Error:        unreadable(p.Err),
 		})
 	}
 	return st
+}
+
+// unreadable is why a participant's node could not be read, "" if it was.
+func unreadable(err error) string {
+	if err == nil {
+		return ""
+	}
+	return strings.ReplaceAll(err.Error(), "zklock: ", "")
 }
 
 // sessionHex formats a session id (ephemeralOwner) as ZooKeeper does: 0x...
@@ -106,7 +116,7 @@ func runStatus(a *app, inv *invocation) int {
 }
 
 func writeStatusJSON(w io.Writer, st statusJSON) error {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(jsonSafe{w})
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(st)
@@ -118,11 +128,11 @@ func writeStatusTable(w io.Writer, st statusJSON) error {
 	if st.Namespace != "" {
 		ns = " (namespace " + st.Namespace + ")"
 	}
-	if _, err := fmt.Fprintf(w, "%s%s: %d participant(s)\n", st.Path, ns, len(st.Participants)); err != nil {
+	if _, err := fmt.Fprintf(w, "%s%s: %d participant(s)\n", printable(st.Path), ns, len(st.Participants)); err != nil {
 		return err
 	}
 	if st.ClientsNote != "" {
-		if _, err := fmt.Fprintf(w, "note: %s\n", st.ClientsNote); err != nil {
+		if _, err := fmt.Fprintf(w, "note: %s\n", escapeControls(st.ClientsNote)); err != nil {
 			return err
 		}
 	}
@@ -136,19 +146,12 @@ func writeStatusTable(w io.Writer, st statusJSON) error {
 		if p.Holds {
 			holds = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", p.Node, p.Kind, p.Sequence, p.FencingToken,
-			p.Session, clientText(p.Client), holds, printable(p.Data))
+		data := printable(p.Data)
+		if p.Error != "" {
+			data = "(unreadable: " + escapeControls(p.Error) + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", printable(p.Node), p.Kind, p.Sequence, p.FencingToken,
+			p.Session, clientText(p.Client), holds, data)
 	}
 	return tw.Flush()
-}
-
-// printable quotes data that would break the table (tabs, newlines, other
-// control characters).
-func printable(s string) string {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return strconv.Quote(s)
-		}
-	}
-	return s
 }

@@ -51,7 +51,8 @@ Environment (a flag given on the command line wins; an empty variable is unset):
   ZKLOCK_NAMESPACE         --namespace
   ZKLOCK_SESSION_TIMEOUT   --session-timeout
   ZKLOCK_TIMEOUT           --timeout
-  ZKLOCK_AUTH              --auth
+  ZKLOCK_AUTH              --auth (read, then removed from CMD's environment)
+  ZKLOCK_AUTH_FILE         --auth-file
   ZKLOCK_ON_UNREACHABLE    --on-unreachable
   ZKLOCK_LOSS_LIMIT        --loss-limit
   ZKLOCK_TLS_CA            --tls-ca
@@ -64,7 +65,8 @@ Exit status:
             (128+S if CMD was killed by signal S)
   0         no CMD: released after SIGINT/SIGTERM/SIGHUP/SIGQUIT; status:
             printed; elect --listen: ended by one of those signals or --timeout
-  1         error: cannot connect, ZooKeeper refused an operation, bad ACL or auth
+  1         error: cannot connect, ZooKeeper refused an operation (not
+            authorized: an ACL), bad ACL or auth
   2         usage: bad flag, bad path (revoke: not a lock node), missing argument
   3         not acquired: --timeout elapsed, --try found the lock taken, or a
             signal (SIGINT/SIGTERM/SIGHUP/SIGQUIT) arrived while waiting; CMD did

@@ -168,7 +168,10 @@ func (v *View) nodesLocked(d *dir, cp string) (nodes []Node, kazoo bool, others,
 	nodes = make([]Node, len(ps))
 	for i, p := range ps {
 		n := Node{Name: p.Node, Path: p.Path, Kind: p.Kind, Sequence: p.Sequence, Holds: p.Holds, Waits: p.Waits}
-		if st := d.nodes[p.Node]; st != nil {
+		if st := d.nodes[p.Node]; st != nil && st.denied != "" {
+			n.Unread, n.Unreadable = true, st.denied
+			unread++
+		} else if st != nil {
 			n.sid, n.Session, n.ID, n.Size, n.Cut, n.Token, n.Ctime = st.sid, sessionHex(st.sid), st.id, st.size, st.cut, st.czxid, st.ctime
 		} else {
 			n.Unread = true
@@ -190,10 +193,32 @@ func (l *Lock) finish(unread int) {
 			l.OldestWait = n.Ctime
 		}
 	}
-	if unread > 0 {
+	denied := 0
+	for _, n := range l.Queue {
+		if n.Unreadable != "" {
+			denied++
+		}
+	}
+	switch {
+	case denied > 0:
+		l.Problem = fmt.Sprintf("%d nodes: %d of them cannot be read (%s)", len(l.Queue), denied, firstUnreadable(l.Queue))
+		if unread > denied {
+			l.Problem += fmt.Sprintf("; %d more are not read (the view reads at most the first ones in queue order)", unread-denied)
+		}
+	case unread > 0:
 		l.Problem = fmt.Sprintf("%d nodes: the session, id and age of %d of them are not read (the view reads at most the first ones in queue order)",
 			len(l.Queue), unread)
 	}
+}
+
+// firstUnreadable is the reason of the first node in q that cannot be read.
+func firstUnreadable(q []Node) string {
+	for _, n := range q {
+		if n.Unreadable != "" {
+			return n.Name + ": " + n.Unreadable
+		}
+	}
+	return ""
 }
 
 // heldSince sets l's hold age: from when the view saw its first holder

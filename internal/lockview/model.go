@@ -73,22 +73,23 @@ type Lock struct {
 
 // Node is one participant's node.
 type Node struct {
-	Name     string      `json:"node"`
-	Path     string      `json:"path"` // the caller's path of the node
-	Kind     zklock.Kind `json:"kind"`
-	Sequence int32       `json:"sequence"`
-	Session  string      `json:"session"`    // ephemeralOwner, 0x...
-	ID       string      `json:"id"`         // the first MaxIDBytes of the node's data as text (base64 if not UTF-8): the participant's id
-	Size     int32       `json:"data_bytes"` // the length of the node's data; ID is cut when it exceeds MaxIDBytes
-	Cut      bool        `json:"id_truncated,omitempty"`
-	Token    int64       `json:"fencing_token"`
-	Ctime    time.Time   `json:"ctime,omitzero"`
-	Holds    bool        `json:"holds"`
-	Waits    string      `json:"waits_for,omitempty"` // the node it waits for (its predecessor by the rule)
-	Role     string      `json:"role"`                // holds, waits, acquiring (a semaphore's internal lock)
-	Unread   bool        `json:"unread,omitempty"`
-	Client   *Client     `json:"client,omitempty"` // where its session connects from (the members' cons)    // not read (past the detail limit): session, id and times unknown
-	sid      int64
+	Name       string      `json:"node"`
+	Path       string      `json:"path"` // the caller's path of the node
+	Kind       zklock.Kind `json:"kind"`
+	Sequence   int32       `json:"sequence"`
+	Session    string      `json:"session"`    // ephemeralOwner, 0x...
+	ID         string      `json:"id"`         // the first MaxIDBytes of the node's data as text (base64 if not UTF-8): the participant's id
+	Size       int32       `json:"data_bytes"` // the length of the node's data; ID is cut when it exceeds MaxIDBytes
+	Cut        bool        `json:"id_truncated,omitempty"`
+	Token      int64       `json:"fencing_token"`
+	Ctime      time.Time   `json:"ctime,omitzero"`
+	Holds      bool        `json:"holds"`
+	Waits      string      `json:"waits_for,omitempty"`  // the node it waits for (its predecessor by the rule)
+	Role       string      `json:"role"`                 // holds, waits, acquiring (a semaphore's internal lock)
+	Unread     bool        `json:"unread,omitempty"`     // not read (past the detail limit, or Unreadable): session, id and times unknown
+	Unreadable string      `json:"unreadable,omitempty"` // why the node cannot be read (its ACL), if it cannot
+	Client     *Client     `json:"client,omitempty"`     // where its session connects from (the members' cons)
+	sid        int64
 }
 
 // Age is how long ago the node was created, from now.

@@ -1,6 +1,7 @@
 package lockview
 
 import (
+	"errors"
 	"path"
 	"regexp"
 	"slices"
@@ -209,15 +210,20 @@ func (v *View) readNodes(p string, children []string, data []byte) map[string]*n
 				b  []byte
 				st *zk.Stat
 			)
-			if err := v.request(func() (err error) {
+			err := v.request(func() (err error) {
 				b, st, err = v.s.Conn().Get(path.Join(p, n))
 				return err
-			}); err != nil {
-				return // gone, or unreadable: read again at the next listing
+			})
+			ns := &nodeStat{denied: deniedReason(err)}
+			switch {
+			case err == nil:
+				id, cut := dataText(b)
+				ns = &nodeStat{id: id, size: st.DataLength, cut: cut, ctime: time.UnixMilli(st.Ctime), czxid: st.Czxid, sid: st.EphemeralOwner}
+			case ns.denied == "":
+				return // gone, or no answer: read again at the next listing
 			}
-			id, cut := dataText(b)
 			mu.Lock()
-			out[n] = &nodeStat{id: id, size: st.DataLength, cut: cut, ctime: time.UnixMilli(st.Ctime), czxid: st.Czxid, sid: st.EphemeralOwner}
+			out[n] = ns
 			mu.Unlock()
 		})
 	}
@@ -299,4 +305,16 @@ func (v *View) failed(p string, err error) {
 		}
 	}
 	v.notifyLocked()
+}
+
+// deniedReason is why a read that failed with err will keep failing (an
+// ACL, refused credentials), "" if it may succeed later.
+func deniedReason(err error) string {
+	switch {
+	case errors.Is(err, zk.ErrNoAuth):
+		return "not authorized: its ACL does not let this session READ it"
+	case errors.Is(err, zk.ErrAuthFailed):
+		return "not authorized: the session's credentials were rejected"
+	}
+	return ""
 }

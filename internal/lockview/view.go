@@ -92,12 +92,13 @@ type dir struct {
 // nodeStat is what a lock node's read gave: its id (the data's first
 // MaxIDBytes), not its data.
 type nodeStat struct {
-	id    string
-	size  int32
-	cut   bool
-	ctime time.Time
-	czxid int64
-	sid   int64
+	id     string
+	size   int32
+	cut    bool
+	ctime  time.Time
+	czxid  int64
+	sid    int64
+	denied string // why the node cannot be read (its ACL); the rest is then zero
 }
 
 // New starts watching cfg.Root on s. The first listing of every directory

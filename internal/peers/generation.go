@@ -170,11 +170,14 @@ func (g *Generation) Kazoo(t testing.TB, connect string, sessionTimeout time.Dur
 	if err != nil {
 		t.Fatalf("peers: cannot prepare the kazoo %s peer: %v\n(install the interop test dependencies with `make deps`)", g.KazooVersion, err)
 	}
-	return start(t, "kazoo "+g.KazooVersion, g.env(), Python, "-u", script, connect, fmt.Sprint(sessionTimeout.Milliseconds()))
+	return start(t, "kazoo "+g.KazooVersion, g.Env(), Python, "-u", script, connect, fmt.Sprint(sessionTimeout.Milliseconds()))
 }
 
-// env is the environment of the generation's Python processes.
-func (g *Generation) env() []string {
+// Env is the environment of a Python process that imports the
+// generation's kazoo (the benchmark's driver, its peers): nil, this
+// process's own, when that is the system's kazoo. It does not check that
+// the import works; Kazoo does.
+func (g *Generation) Env() []string {
 	if g.pythonPath == "" {
 		return nil
 	}

@@ -113,6 +113,68 @@ class Peer:
         # host name does not resolve) still counts as one contender.
         return json.dumps(self.lock_of(args[0]).contenders())
 
+    # Plain znode commands, for an intruder or a locked-down directory.
+
+    def cmd_addauth(self, args):
+        if len(args) != 2:
+            raise ValueError("usage: addauth SCHEME CRED")
+        self.client.add_auth(args[0], args[1])
+        return ""
+
+    def cmd_create(self, args):
+        if len(args) not in (2, 3):
+            raise ValueError("usage: create PATH MODE [ACL]")
+        path, mode = args[0], args[1]
+        flags = {"persistent": (False, False), "ephemeral": (True, False),
+                 "ephseq": (True, True), "seq": (False, True)}
+        if mode not in flags:
+            raise ValueError("MODE is one of " + ", ".join(sorted(flags)))
+        acl = None
+        if len(args) == 3:
+            acl = [parse_acl(a) for a in args[2].split(",")]
+        eph, seq = flags[mode]
+        return self.client.create(path, b"intruder", acl=acl, ephemeral=eph, sequence=seq)
+
+    def cmd_delete(self, args):
+        if len(args) != 1:
+            raise ValueError("usage: delete PATH")
+        self.client.delete(args[0])
+        return ""
+
+    def cmd_get(self, args):
+        if len(args) != 1:
+            raise ValueError("usage: get PATH")
+        data, _ = self.client.get(args[0])
+        return data.decode("utf-8", "replace")
+
+    def cmd_set(self, args):
+        if len(args) != 2:
+            raise ValueError("usage: set PATH DATA")
+        self.client.set(args[0], args[1].encode())
+        return ""
+
+    def cmd_children(self, args):
+        if len(args) != 1:
+            raise ValueError("usage: children PATH")
+        return json.dumps(sorted(self.client.get_children(args[0])))
+
+
+def parse_acl(text):
+    """world:anyone:PERMS, auth::PERMS or digest:USER:PASSWORD:PERMS; PERMS
+    a string of the letters rwcda."""
+    from kazoo.security import ACL, Id, make_digest_acl_credential, Permissions
+    parts = text.split(":")
+    perms = 0
+    for letter, bit in zip("rwcda", (Permissions.READ, Permissions.WRITE, Permissions.CREATE,
+                                    Permissions.DELETE, Permissions.ADMIN)):
+        if letter in parts[-1]:
+            perms |= bit
+    if parts[0] == "digest" and len(parts) == 4:
+        return ACL(perms, Id("digest", make_digest_acl_credential(parts[1], parts[2])))
+    if len(parts) == 3:
+        return ACL(perms, Id(parts[0], parts[1]))
+    raise ValueError("bad ACL " + text)
+
 
 def shutdown(client):
     global _closing

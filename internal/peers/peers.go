@@ -63,6 +63,11 @@
 // comma-separated extra_lock_patterns list or "-" for none; the identifier
 // is NAME), acquire, release and quit as above (the acquired event carries
 // the full node path), and contenders NAME (ok ["id1","id2",...], a JSON list).
+// Plain znode commands (an intruder, a locked-down directory): addauth
+// SCHEME CRED; create PATH MODE [ACL,...] (MODE persistent, ephemeral,
+// ephseq or seq; ACL world:anyone:PERMS, auth::PERMS or
+// digest:USER:PASSWORD:PERMS, PERMS letters of rwcda; ok PATH created);
+// delete PATH; get PATH (ok DATA); set PATH DATA; children PATH (ok JSON).
 //
 // The peers need javac, java, Debian's Curator jars and /usr/bin/python3
 // with kazoo: bookworm's packages, and the newer releases that

@@ -42,6 +42,8 @@ func main() {
 	flag.IntVar(&cfg.LongEvery, "long-every", 0, "one acquisition in N holds for -long-hold (0: none)")
 	flag.DurationVar(&cfg.LongHold, "long-hold", 0, "duration of a long hold (ends early on loss)")
 	flag.StringVar(&cfg.Negative, "negative", "", "negative control N1, N3 or N7 (needs -tags zklock_negative)")
+	flag.StringVar(&cfg.Auth, "auth", "", "ZooKeeper credentials SCHEME:CRED (digest:user:password)")
+	flag.StringVar(&cfg.ACL, "acl", "", "ACL of the lock nodes, as zklock.ParseACL reads it (empty: world)")
 	flag.BoolVar(&cfg.Restat, "restat", false, "read the holder's node again before each release (C3 after faults)")
 	flag.StringVar(&logPath, "log", "worker.jsonl", "event log (JSONL)")
 	flag.Parse()

@@ -107,5 +107,5 @@ func TestIntegration_ReliabilityContainers(t *testing.T) {
 	os.WriteFile(filepath.Join(out, "report.json"), b, 0o644)
 	os.WriteFile(filepath.Join(out, "table.txt"), []byte(table), 0o644)
 	os.WriteFile(filepath.Join(out, "negative.txt"), []byte(neg), 0o644)
-	os.WriteFile(filepath.Join(out, "summary.txt"), []byte(fmt.Sprintf("reliability-containers: acquisitions=%d faults=%d violations=%d\n", acq, faults, viol)), 0o644)
+	os.WriteFile(filepath.Join(out, "summary.txt"), []byte(fmt.Sprintf("reliability-containers: %sacquisitions=%d faults=%d violations=%d\n", reliability.ReleaseField(results), acq, faults, viol)), 0o644)
 }
