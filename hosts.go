@@ -43,8 +43,10 @@ func checkServer(s string) error {
 // (ErrNoServer) and pausing a second, which is most of the time a session
 // spends away when the ensemble elects a leader. For paceFor after the
 // first failed pass, Next reports no pass and pauses the pace's jittered
-// backoff instead; after that it reports every pass, as the default does.
-// The zero value paces nothing.
+// backoff instead; after that it reports every pass, as the default does,
+// so a request not yet sent fails no later than it would there: within
+// paceFor and a pass of the outage's start, within a second and a pass of
+// its queueing after that. The zero value paces nothing.
 type hostList struct {
 	mu      sync.Mutex
 	servers []string
@@ -58,9 +60,20 @@ type hostList struct {
 	passes  int       // passes failed since then
 }
 
+// The session's reconnect pacing: pauses of 12-25 ms, doubling up to
+// 50-100 ms, for the first second of an outage. A ZooKeeper election takes
+// a few hundred milliseconds, so the session is back within about 100 ms
+// of the ensemble serving; a second is go-zookeeper's own pause, so a
+// request waits no longer than there before it fails.
+const (
+	paceBase = 25 * time.Millisecond
+	paceMax  = 100 * time.Millisecond
+	paceFor  = time.Second
+)
+
 // newHostList returns the pacing host list of a session closed by quit.
 func newHostList(quit <-chan struct{}) *hostList {
-	return &hostList{pace: Backoff{Base: 50 * time.Millisecond, Max: 400 * time.Millisecond}, paceFor: time.Second, quit: quit}
+	return &hostList{pace: Backoff{Base: paceBase, Max: paceMax}, paceFor: paceFor, quit: quit}
 }
 
 // Init takes the servers, as go-zookeeper formatted them (host:port).

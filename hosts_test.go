@@ -1,8 +1,10 @@
 package zklock
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -67,56 +69,98 @@ func TestHostListRoundRobin(t *testing.T) {
 	assert.Equal(t, names, []string{a, b}, "names are kept, in the order given")
 }
 
-// For paceFor after a pass over every server failed, Next reports no pass
-// and pauses before each new one; then it reports every pass. A connection
-// starts the pacing over, and closing the session ends a pause.
+// The session's pacing, in virtual time: for paceFor after a pass over
+// every server failed, Next reports no pass and pauses before each new one
+// for between half and all of the backoff's ceiling (12-25 ms doubling up
+// to 50-100 ms); the first pass that starts paceFor or more after the
+// failed one is reported, at once, and so is every later one, as
+// go-zookeeper's own provider does. A connection starts the pacing over,
+// and closing the session ends a pause at that instant.
 func TestHostListPaces(t *testing.T) {
-	h := &hostList{pace: Backoff{Base: 10 * time.Millisecond, Max: 20 * time.Millisecond}, paceFor: 200 * time.Millisecond}
-	require.NoError(t, h.Init([]string{"a:1", "b:1", "c:1"}))
-	h.Next() // the first try
-	h.Connected()
-	for round := range 2 {
-		var first time.Time
-		reported := false
-		for i := 0; i < 1000 && !reported; i++ {
-			start := time.Now()
-			s, wrapped := h.Next()
-			if s != "a:1" {
-				require.False(t, wrapped, "round %d: only a pass over every server is reported", round)
-				continue
-			}
-			if first.IsZero() {
-				first = start
-			}
-			if wrapped {
-				require.GreaterOrEqual(t, time.Since(first), h.paceFor, "round %d: reported while pacing", round)
-				reported = true
-				continue
-			}
-			require.GreaterOrEqual(t, time.Since(start), 5*time.Millisecond, "round %d: no pause before a new pass", round)
-		}
-		require.True(t, reported, "round %d: never reported a pass", round)
-		_, wrapped := h.Next()
-		require.False(t, wrapped)
-		h.Next()
-		_, wrapped = h.Next()
-		require.True(t, wrapped, "round %d: past the pacing every pass is reported", round)
+	const (
+		window = time.Second // paceFor, written out so that a change shows
+		ms     = time.Millisecond
+	)
+	ceilings := []time.Duration{25 * ms, 50 * ms, 100 * ms} // then 100 ms
+	synctest.Test(t, func(t *testing.T) {
+		quit := make(chan struct{})
+		h := newHostList(quit)
+		require.NoError(t, h.Init([]string{"a:1", "b:1", "c:1"}))
+		h.Next() // the first try
 		h.Connected()
-	}
+		for round := range 2 {
+			var failed time.Time // when the first pass failed
+			pass := 0
+			for reported := false; !reported; {
+				start := time.Now()
+				s, wrapped := h.Next()
+				took := time.Since(start)
+				if s != "a:1" { // within a pass
+					require.False(t, wrapped, "round %d: only a pass over every server is reported", round)
+					require.Zero(t, took, "round %d: a pause within a pass", round)
+					continue
+				}
+				if failed.IsZero() {
+					failed = start
+				}
+				if start.Sub(failed) >= window {
+					require.True(t, wrapped, "round %d: a pass %v after the first failed one is not reported", round, start.Sub(failed))
+					require.Zero(t, took, "round %d: a pause before a reported pass", round)
+					reported = true
+					continue
+				}
+				require.False(t, wrapped, "round %d: pass %d reported while pacing", round, pass)
+				ceil := ceilings[min(pass, len(ceilings)-1)]
+				require.GreaterOrEqual(t, took, ceil/2, "round %d: pass %d", round, pass)
+				require.LessOrEqual(t, took, ceil, "round %d: pass %d", round, pass)
+				pass++
+			}
+			require.GreaterOrEqual(t, pass, 10, "round %d: paced passes", round)
+			for range 3 { // past the pacing: every pass reported, no pause
+				start := time.Now()
+				_, w1 := h.Next()
+				_, w2 := h.Next()
+				_, w3 := h.Next()
+				require.Equal(t, []bool{false, false, true}, []bool{w1, w2, w3}, "round %d", round)
+				require.Zero(t, time.Since(start), "round %d", round)
+			}
+			h.Connected()
+		}
 
-	quit := make(chan struct{})
-	slow := &hostList{pace: Backoff{Base: time.Hour, Max: time.Hour}, paceFor: time.Hour, quit: quit}
-	require.NoError(t, slow.Init([]string{"a:1"}))
-	slow.Next()
-	done := make(chan struct{})
-	go func() {
-		slow.Next() // a pause of at least half an hour
-		close(done)
-	}()
-	close(quit)
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("closing the session did not end the pause")
-	}
+		h.Next() // b:1, connected
+		h.Connected()
+		h.Next()
+		h.Next()
+		done := make(chan time.Duration)
+		start := time.Now()
+		go func() {
+			h.Next() // b:1 again: the first paced pass
+			done <- time.Since(start)
+		}()
+		time.Sleep(5 * ms)
+		close(quit)
+		require.Equal(t, 5*ms, <-done, "closing the session ends the pause")
+	})
+}
+
+// Backoff.sleep waits the jittered delay in virtual time, at most the
+// attempt's ceiling, and ends when its context does.
+func TestBackoffSleeps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := DefaultBackoff
+		for attempt, ceil := range []time.Duration{50, 100, 200, 400, 800, 1600, 2000, 2000} {
+			start := time.Now()
+			require.NoError(t, b.sleep(context.Background(), attempt))
+			require.LessOrEqual(t, time.Since(start), ceil*time.Millisecond, "attempt %d", attempt)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		start := time.Now()
+		time.AfterFunc(10*time.Millisecond, cancel)
+		if err := b.sleep(ctx, 10); err != nil {
+			require.ErrorIs(t, err, context.Canceled)
+			require.Equal(t, 10*time.Millisecond, time.Since(start))
+		} else {
+			require.Less(t, time.Since(start), 10*time.Millisecond)
+		}
+	})
 }

@@ -39,19 +39,37 @@ func (s *Session) dial(network, addr string, timeout time.Duration) (net.Conn, e
 }
 
 // answerWithin is how long a server that accepted a connection has to
-// answer its ConnectRequest, as in ZooKeeper's Java client: the session
-// timeout shared among the servers, but at least minAnswer.
+// answer its ConnectRequest: the session timeout shared among the servers,
+// as in ZooKeeper's Java client, but among at least three, so that with one
+// or two servers a second attempt fits in the session's life after one is
+// left unanswered (a server starting up can accept a connection and never
+// answer it: ZOOKEEPER-5051). It is at least minAnswer, so that a loaded
+// ensemble is still reached, unless that is more than half the timeout.
 func (s *Session) answerWithin() time.Duration {
 	t := time.Duration(s.negotiated.Load())
 	if t <= 0 {
 		t = s.cfg.timeout
 	}
-	return max(t/time.Duration(max(s.hosts.Len(), 1)), minAnswer)
+	return answerBound(t, s.hosts.Len())
 }
 
-// minAnswer is the least time a server has to answer a ConnectRequest, so
-// that a loaded ensemble with a short session timeout is still reached.
-const minAnswer = time.Second
+// answerBound is answerWithin for session timeout t and n servers.
+func answerBound(t time.Duration, n int) time.Duration {
+	d := t / time.Duration(max(n, minShare))
+	if d < minAnswer {
+		d = min(minAnswer, t/2)
+	}
+	return d
+}
+
+const (
+	// minAnswer is the least time a server has to answer a ConnectRequest,
+	// so that a loaded ensemble with a short session timeout is reached.
+	minAnswer = time.Second
+	// minShare is the least number of shares the session timeout is cut
+	// into for the handshake bound.
+	minShare = 3
+)
 
 // restoresWatches reports whether a reconnect now is likely to make
 // go-zookeeper restore watches (see tapConn.Read).

@@ -427,3 +427,27 @@ func (c *tapConn) pending() []request {
 	defer c.mu.Unlock()
 	return append([]request(nil), c.inflight[c.head:]...)
 }
+
+// The handshake bound is the session timeout shared among the servers, but
+// among at least three, and at least a second unless that is more than half
+// of the timeout.
+func TestAnswerBound(t *testing.T) {
+	for _, tc := range []struct {
+		timeout time.Duration
+		servers int
+		want    time.Duration
+	}{
+		{20 * time.Second, 1, 20 * time.Second / 3},
+		{6 * time.Second, 2, 2 * time.Second},
+		{6 * time.Second, 3, 2 * time.Second},
+		{10 * time.Second, 5, 2 * time.Second},
+		{4 * time.Second, 1, time.Second + time.Second/3},
+		{2 * time.Second, 1, time.Second},
+		{6 * time.Second, 12, time.Second},
+		{time.Second, 3, time.Second / 2},
+		{time.Second, 1, time.Second / 2},
+	} {
+		require.Equal(t, tc.want, answerBound(tc.timeout, tc.servers), "%v, %d servers", tc.timeout, tc.servers)
+		require.Less(t, answerBound(tc.timeout, tc.servers), tc.timeout, "below the session timeout")
+	}
+}

@@ -24,6 +24,7 @@ var (
 	outJSON = flag.String("bench.json", "", "write the raw numbers of -bench.full here (and the HTML report beside them)")
 	reps    = flag.Int("bench.reps", 0, "repetitions of -bench.full (0: the size's)")
 	size    = flag.String("bench.size", "default", "size of -bench.full: default (make bench) or full (make bench-full)")
+	only    = flag.String("bench.phase", "", "with -bench.full, run this phase alone: failover (no tables of the others)")
 	rev     = flag.String("bench.rev", "", "the code measured, recorded in the report")
 	prev    = flag.String("bench.prev", "", "the previous run's raw numbers, for the intervals' honesty goal")
 )
@@ -110,7 +111,6 @@ func TestBench(t *testing.T) {
 	if !*full {
 		t.Skip("the benchmark suite runs with -bench.full (make bench)")
 	}
-	srv := server(t, true)
 	cfg := DefaultConfig()
 	switch *size {
 	case "default":
@@ -122,7 +122,21 @@ func TestBench(t *testing.T) {
 	if *reps > 0 {
 		cfg.Reps = *reps
 	}
-	rep, err := Suite(cfg, srv, os.Stdout)
+	switch *only {
+	case "":
+	case "failover":
+		rep, err := FailoverOnly(cfg, Server{Failover: func() *FaultEnsemble { return faultEnsemble(t) }}, os.Stdout)
+		require.NoError(t, err)
+		rep.Revision = *rev
+		if *outJSON != "" {
+			require.NoError(t, rep.WriteJSON(*outJSON))
+		}
+		rep.PrintFailover(os.Stdout)
+		return
+	default:
+		t.Fatalf("-bench.phase %q: want failover", *only)
+	}
+	rep, err := Suite(cfg, server(t, true), os.Stdout)
 	require.NoError(t, err)
 	rep.Revision = *rev
 	if *prev != "" {
@@ -266,7 +280,7 @@ func checkPrinted(t *testing.T, rep *Report) {
 	rep.Print(&out)
 	t.Log("\n" + out.String())
 	ratioLine := regexp.MustCompile(`^RATIO (\S+) (zklock/\S+|zk3\.9/zk3\.8) (\d+\.\d\d) \[(-inf|\d+\.\d\d), (\+inf|\d+\.\d\d)\]$`)
-	failLine := regexp.MustCompile(`^FAILOVER (\S+) (\S+) p50=\d+\.\d\d p99=\d+\.\d\d changes=\d+\.\d\d events=\d+( loss=\S+)?$`)
+	failLine := regexp.MustCompile(`^FAILOVER (\S+) (\S+) p50=\d+\.\d\d p99=\d+\.\d\d changes=\d+\.\d\d events=\d+( loss=\S+)?( session=\S+)?$`)
 	require.True(t, strings.HasPrefix(out.String(), "ZooKeeper "+rep.ZooKeeper+", Curator "), "the first line names the releases")
 	var ratioKeys []string
 	failovers := 0

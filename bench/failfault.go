@@ -58,6 +58,10 @@ func (r *failoverRun) fault(kase string, vs []variant) error {
 		time.Sleep(r.cfg.Quiet)
 		from := r.log.len()
 		t0 := mono()
+		var serving <-chan int64
+		if kase == caseLeaderKill {
+			serving = r.servingAgain(target)
+		}
 		switch kase {
 		case caseFollower:
 			err = r.ens.Stop(target)
@@ -79,12 +83,49 @@ func (r *failoverRun) fault(kase string, vs []variant) error {
 				r.rep.Events[len(r.rep.Events)-1].Unsettled = true
 			}
 		}
+		if serving != nil {
+			at := <-serving
+			e := FailoverEvent{Case: kase, Recipe: recipeZKElection, Session: r.sessionLabel(), Event: i,
+				GapMs: ms64(at - t0), MovedMs: -1, SilentMs: -1, BackMs: -1, Valid: true, Unsettled: at < 0}
+			if at < 0 {
+				e.GapMs = ms64(tEnd - t0)
+			}
+			r.rep.Events = append(r.rep.Events, e)
+		}
 		if err := r.closeChains(cs); err != nil {
 			return err
 		}
 	}
 	r.say("failover %s: %d events, each on %d recipes, in %v", kase, r.cfg.Events, len(vs), time.Since(began).Round(time.Millisecond))
 	return nil
+}
+
+// servingAgain watches the ensemble after its leader, member killed, is
+// killed: it sends on the channel when (mono) a new leader and a member
+// answering are first seen, that is a member other than killed whose
+// `srvr` says "Mode: leader" (a leader answers it only once it serves; a
+// follower may still say "Mode: follower" for a while after the kill), or
+// -1 if none is within settleWait.
+func (r *failoverRun) servingAgain(killed int) <-chan int64 {
+	out := make(chan int64, 1)
+	go func() {
+		deadline := time.Now().Add(settleWait)
+		for time.Now().Before(deadline) {
+			for m := range r.ens.Servers {
+				if m == killed {
+					continue
+				}
+				at := mono()
+				if srvr, err := r.ens.FourLetter(m, "srvr"); err == nil && strings.Contains(srvr, "Mode: leader") {
+					out <- at // the answer was given no earlier than asked
+					return
+				}
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		out <- -1
+	}()
+	return out
 }
 
 // sessionsOn reports which participants' sessions member m serves (its

@@ -22,6 +22,10 @@ type FailoverConfig struct {
 	// session expires). Graceful and kill9 run at the first.
 	LossLimits []string
 	Quiet      time.Duration // an event is over when no participant reported anything for this long
+	// LongSession, if not 0, runs follower-restart and leader-kill again
+	// at this session timeout, for zklock at LongLossLimits and Curator.
+	LongSession    time.Duration
+	LongLossLimits []string
 }
 
 // FaultEnsemble is the 3-member ensemble of the failover phase, with the
@@ -44,6 +48,7 @@ const (
 	caseLeaderKill = "leader-kill"
 
 	recipeFloor           = "floor"
+	recipeZKElection      = "zookeeper-election" // the ensemble itself: from the kill until it serves again
 	recipeZklockElection  = "zklock-election"
 	recipeZklockLatch     = "zklock-latch"
 	recipeCuratorSelector = "curator-selector"
@@ -101,15 +106,16 @@ type fpart struct {
 
 // failoverRun is one failover phase in progress.
 type failoverRun struct {
-	cfg   FailoverConfig
-	ens   *FaultEnsemble
-	log   *eventLog
-	bin   string // the Go worker
-	obs   *zk.Conn
-	procs []*leaderProc // every process started, for the cleanup
-	next  int
-	say   func(string, ...any)
-	rep   *FailoverReport
+	cfg     FailoverConfig
+	timeout time.Duration // the sessions' timeout now: cfg's SessionTimeout or LongSession
+	ens     *FaultEnsemble
+	log     *eventLog
+	bin     string // the Go worker
+	obs     *zk.Conn
+	procs   []*leaderProc // every process started, for the cleanup
+	next    int
+	say     func(string, ...any)
+	rep     *FailoverReport
 }
 
 // failover runs the failover phase against the ensemble ens.
@@ -132,7 +138,7 @@ func failover(cfg FailoverConfig, ens *FaultEnsemble, say func(string, ...any)) 
 		return nil, err
 	}
 	defer obs.Close()
-	r := &failoverRun{cfg: cfg, ens: ens, log: newEventLog(), bin: bin, obs: obs, say: say,
+	r := &failoverRun{cfg: cfg, timeout: cfg.SessionTimeout, ens: ens, log: newEventLog(), bin: bin, obs: obs, say: say,
 		rep: &FailoverReport{SessionTimeout: cfg.SessionTimeout, Tick: ens.Tick, LossLimits: cfg.LossLimits}}
 	defer func() {
 		for _, p := range r.procs {
@@ -153,13 +159,40 @@ func failover(cfg FailoverConfig, ens *FaultEnsemble, say func(string, ...any)) 
 		faulted = append(faulted, zklockVariants(l)...)
 	}
 	faulted = append(faulted, curatorVariants...)
-	for _, c := range []string{caseFollower, caseLeaderKill} {
-		if err := r.fault(c, faulted); err != nil {
+	if err := r.faults(faulted); err != nil {
+		return nil, err
+	}
+	if cfg.LongSession > 0 {
+		r.timeout = cfg.LongSession
+		var long []variant
+		for _, l := range cfg.LongLossLimits {
+			long = append(long, zklockVariants(l)...)
+		}
+		if err := r.faults(append(long, curatorVariants...)); err != nil {
 			return nil, err
 		}
 	}
 	r.rep.Elapsed = time.Since(began)
 	return r.rep, nil
+}
+
+// faults runs follower-restart and leader-kill on vs.
+func (r *failoverRun) faults(vs []variant) error {
+	for _, c := range []string{caseFollower, caseLeaderKill} {
+		if err := r.fault(c, vs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sessionLabel names the sessions' timeout for the FAILOVER lines: "" at
+// the phase's own, else its duration ("4s").
+func (r *failoverRun) sessionLabel() string {
+	if r.timeout == r.cfg.SessionTimeout {
+		return ""
+	}
+	return r.timeout.String()
 }
 
 // spawn starts a leader process of lang.
@@ -197,7 +230,7 @@ func (r *failoverRun) join(p *leaderProc, v variant, path string, list []int) *f
 	for i, m := range list {
 		servers[i] = r.ens.Servers[m]
 	}
-	p.send("join", id, v.kind, path, strings.Join(servers, ","), r.cfg.SessionTimeout.Milliseconds(), v.lossArg())
+	p.send("join", id, v.kind, path, strings.Join(servers, ","), r.timeout.Milliseconds(), v.lossArg())
 	return &fpart{id: id, proc: p, v: v, path: path, list: list}
 }
 

@@ -26,11 +26,11 @@ func (r *Report) printFailover(w io.Writer) {
 	fmt.Fprintf(w, "\nfailover: time without a leader per event, ms (median [95%% interval], p50, p99) and changes of leader per event; session timeout %v, tick %v, zklock's loss limits %v (graceful and kill9 at the first); %v\n",
 		f.SessionTimeout, f.Tick, lossLabels(f), f.Elapsed.Round(time.Second))
 	tw := table(w)
-	fmt.Fprintln(tw, "case\trecipe\tloss\tevents\tmedian\tinterval\tp50\tp99\tchanges\tmax\tmoved p50\tmoved max\tsilent p50\tsilent max\toverlap\t")
+	fmt.Fprintln(tw, "case\trecipe\tloss\tsession\tevents\tmedian\tinterval\tp50\tp99\tchanges\tmax\tmoved p50\tmoved max\tsilent p50\tsilent max\toverlap\t")
 	for _, s := range f.summaries() {
 		iv := medianInterval(s.Gaps)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t[%s, %s]\t%.2f\t%.2f\t%.2f\t%.0f\t%s\t%s\t%s\t%s\t%.2f\t\n",
-			s.Case, s.Recipe, dash(s.Loss), len(s.Gaps), iv.X, bound(iv.Lo), bound(iv.Hi), percentile(s.Gaps, 50), percentile(s.Gaps, 99),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.2f\t[%s, %s]\t%.2f\t%.2f\t%.2f\t%.0f\t%s\t%s\t%s\t%s\t%.2f\t\n",
+			s.Case, s.Recipe, dash(s.Loss), dash(s.Session), len(s.Gaps), iv.X, bound(iv.Lo), bound(iv.Hi), percentile(s.Gaps, 50), percentile(s.Gaps, 99),
 			mean(s.Changes), percentile(s.Changes, 100), pct(s.Moved, 50), pct(s.Moved, 100), pct(s.Silent, 50), pct(s.Silent, 100), s.MaxOverlap)
 	}
 	_ = tw.Flush()
@@ -76,6 +76,9 @@ func (r *Report) printFailoverLines(w io.Writer) {
 		if s.Loss != "" {
 			line += " loss=" + s.Loss
 		}
+		if s.Session != "" {
+			line += " session=" + s.Session
+		}
 		fmt.Fprintln(w, line)
 	}
 }
@@ -118,7 +121,7 @@ func (f *FailoverReport) goals() []goalResult {
 			}
 		}
 	}
-	return out
+	return append(out, f.recoveryGoals()...)
 }
 
 // diffGoal judges "stat(a) - stat(b) <= limit" on a bootstrap interval.
@@ -139,7 +142,7 @@ func (f *FailoverReport) noChangeGoal(rc, label string, s *failSummary) goalResu
 	within, changed, late := 0, 0, 0
 	var whys []string
 	for _, e := range f.Events {
-		if e.Case != caseFollower || e.Recipe != rc || e.Loss != label || !e.Valid || e.MovedMs < 0 {
+		if e.Case != caseFollower || e.Recipe != rc || e.Loss != label || e.Session != "" || !e.Valid || e.MovedMs < 0 {
 			continue
 		}
 		if e.downMs() >= limit {

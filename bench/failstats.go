@@ -18,9 +18,12 @@ type FailoverReport struct {
 
 // FailoverEvent is one recipe's outcome of one event.
 type FailoverEvent struct {
-	Case    string  `json:"case"`
-	Recipe  string  `json:"recipe"`
-	Loss    string  `json:"loss,omitempty"` // zklock's loss limit (lossLabel)
+	Case   string `json:"case"`
+	Recipe string `json:"recipe"`
+	Loss   string `json:"loss,omitempty"` // zklock's loss limit (lossLabel)
+	// Session is the sessions' timeout where it is not the report's
+	// ("4s"), "" where it is.
+	Session string  `json:"session,omitempty"`
 	Event   int     `json:"event"`
 	GapMs   float64 `json:"gap_ms"`     // time without a live term, from the event on
 	Changes int     `json:"changes"`    // terms started after the event
@@ -35,6 +38,9 @@ type FailoverEvent struct {
 	// counts; -1 if the connection never dropped or the process does not
 	// say (Curator's), 0 in reports from before it was measured.
 	SilentMs float64 `json:"silent_ms"`
+	// BackMs is when the first leader's connection was back, from the
+	// event's start; -1 if it never dropped or was not back within it.
+	BackMs float64 `json:"back_ms"`
 	// Valid: the first leader's session was on the member the fault hit
 	// (always true for graceful and kill9).
 	Valid bool `json:"valid"`
@@ -50,7 +56,8 @@ type FailoverEvent struct {
 // the leader led at t0 (when the event began) and, if killed, its term
 // ended then (its process can say nothing more).
 func (r *failoverRun) record(kase string, i int, c *lchain, evs []fevent, t0, tEnd int64, killed, valid bool) {
-	e := FailoverEvent{Case: kase, Recipe: c.v.recipe, Loss: lossLabel(c.v.loss, r.cfg.SessionTimeout), Event: i, MovedMs: -1, SilentMs: -1, Valid: valid}
+	e := FailoverEvent{Case: kase, Recipe: c.v.recipe, Loss: lossLabel(c.v.loss, r.timeout), Session: r.sessionLabel(),
+		Event: i, MovedMs: -1, SilentMs: -1, BackMs: -1, Valid: valid}
 	var mine []fevent
 	for _, ev := range evs {
 		if ev.ID == c.leader.id || ev.ID == c.waiter.id {
@@ -110,6 +117,9 @@ func (r *failoverRun) record(kase string, i int, c *lchain, evs []fevent, t0, tE
 		}
 	}
 	advance(tEnd)
+	if down >= 0 && back >= 0 {
+		e.BackMs = ms64(back - t0)
+	}
 	if down >= 0 {
 		if back < 0 { // never back within the event
 			back = tEnd
@@ -141,6 +151,7 @@ func ms64(ns int64) float64 { return float64(ns) / float64(time.Millisecond) }
 // failSummary is one FAILOVER line: a case, a recipe, a loss limit.
 type failSummary struct {
 	Case, Recipe, Loss string
+	Session            string    // FailoverEvent.Session
 	Gaps, Changes      []float64 // of the valid events
 	Moved              []float64 // of the valid events whose leader's connection dropped
 	Silent             []float64 // of those whose process said when it last heard a server
@@ -154,11 +165,11 @@ func (f *FailoverReport) summaries() []*failSummary {
 	var out []*failSummary
 	find := func(e FailoverEvent) *failSummary {
 		for _, s := range out {
-			if s.Case == e.Case && s.Recipe == e.Recipe && s.Loss == e.Loss {
+			if s.Case == e.Case && s.Recipe == e.Recipe && s.Loss == e.Loss && s.Session == e.Session {
 				return s
 			}
 		}
-		s := &failSummary{Case: e.Case, Recipe: e.Recipe, Loss: e.Loss}
+		s := &failSummary{Case: e.Case, Recipe: e.Recipe, Loss: e.Loss, Session: e.Session}
 		out = append(out, s)
 		return s
 	}
@@ -183,14 +194,22 @@ func (f *FailoverReport) summaries() []*failSummary {
 		s.MaxOverlap = math.Max(s.MaxOverlap, e.Overlap)
 	}
 	order := func(s *failSummary) int { return slices.Index(failoverCases, s.Case) }
-	slices.SortStableFunc(out, func(a, b *failSummary) int { return cmp.Compare(order(a), order(b)) })
+	slices.SortStableFunc(out, func(a, b *failSummary) int {
+		return cmp.Or(cmp.Compare(a.Session, b.Session), cmp.Compare(order(a), order(b)))
+	})
 	return out
 }
 
-// summary returns the line of case, recipe and loss label, if measured.
+// summary returns the line of case, recipe and loss label at the report's
+// session timeout, if measured.
 func (f *FailoverReport) summary(kase, recipe, loss string) (*failSummary, bool) {
+	return f.summaryAt(kase, recipe, loss, "")
+}
+
+// summaryAt is summary at session timeout label session (Session).
+func (f *FailoverReport) summaryAt(kase, recipe, loss, session string) (*failSummary, bool) {
 	for _, s := range f.summaries() {
-		if s.Case == kase && s.Recipe == recipe && s.Loss == loss {
+		if s.Case == kase && s.Recipe == recipe && s.Loss == loss && s.Session == session {
 			return s, len(s.Gaps) > 0
 		}
 	}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -139,4 +140,47 @@ func TestFailoverGoals(t *testing.T) {
 			require.Equal(t, tc.verdict, g.Verdict, "%s: %s", g.Name, g.Detail)
 		})
 	}
+}
+
+// TestRecoveryGoals: the goals judged against the ensemble's own recovery
+// at leader-kill, per event, and those of the long session timeout.
+func TestRecoveryGoals(t *testing.T) {
+	// kill builds 10 leader-kill events at loss 0: the ensemble serves at
+	// 600 ms, the recipe's session is back at back ms and its leader at gap.
+	kill := func(back, gap float64) *FailoverReport {
+		f := &FailoverReport{SessionTimeout: time.Second, LossLimits: []string{"0"}}
+		for i := range 10 {
+			f.Events = append(f.Events,
+				FailoverEvent{Case: caseLeaderKill, Recipe: recipeZKElection, Event: i, GapMs: 600, BackMs: -1, Valid: true},
+				FailoverEvent{Case: caseLeaderKill, Recipe: recipeZklockElection, Loss: "0ms", Event: i, GapMs: gap, BackMs: back, Changes: 1, Valid: true})
+		}
+		return f
+	}
+	long := func(changes int) *FailoverReport {
+		f := &FailoverReport{SessionTimeout: time.Second, LossLimits: []string{"0"}}
+		f.Events = append(f.Events, FailoverEvent{Case: caseFollower, Recipe: recipeZklockLatch, Loss: "2666ms", Session: "4s", Changes: changes, Valid: true},
+			FailoverEvent{Case: caseFollower, Recipe: recipeCuratorLatch, Session: "4s", Changes: 1, Valid: true})
+		return f
+	}
+	verdict := func(f *FailoverReport, prefix string) string {
+		for _, g := range f.goals() {
+			if strings.HasPrefix(g.Name, prefix) {
+				return g.Verdict
+			}
+		}
+		return "none"
+	}
+	back := "failover leader-kill zklock-election loss=0ms: session back"
+	gap := "failover leader-kill zklock-election loss=0ms: gap - the ensemble's"
+	change := "failover follower-restart zklock-latch loss=2666ms session=4s: no change"
+	require.Equal(t, Met, verdict(kill(640, 690), back))
+	require.Equal(t, NotMet, verdict(kill(720, 690), back))
+	require.Equal(t, Met, verdict(kill(640, 690), gap))
+	require.Equal(t, NotMet, verdict(kill(640, 720), gap))
+	require.Equal(t, Met, verdict(long(0), change))
+	require.Equal(t, NotMet, verdict(long(1), change))
+	require.Equal(t, "none", verdict(long(0), "failover follower-restart curator-latch"), "Curator's changes are not judged")
+	overlap := kill(640, 690)
+	overlap.Events[1].Overlap = 3
+	require.Equal(t, NotMet, verdict(overlap, "failover: no two leaders at once"))
 }

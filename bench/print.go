@@ -83,6 +83,19 @@ func (r *Report) Print(w io.Writer) {
 	r.printFailoverLines(w)
 }
 
+// PrintFailover writes what FailoverOnly measured: the failover table, its
+// goals and the FAILOVER lines.
+func (r *Report) PrintFailover(w io.Writer) {
+	r.printFailover(w)
+	fmt.Fprintln(w)
+	if r.Failover != nil {
+		for _, g := range r.Failover.goals() {
+			fmt.Fprintf(w, "goal %s: %s %s\n", g.Name, g.Verdict, g.Detail)
+		}
+	}
+	r.printFailoverLines(w)
+}
+
 // printThroughputTables writes a throughput table per setting, standalone
 // direct first.
 func (r *Report) printThroughputTables(w io.Writer) {

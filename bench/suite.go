@@ -285,6 +285,18 @@ func (s *suite) readMntr() error {
 	return nil
 }
 
+// FailoverOnly runs the failover phase alone (srv needs only Failover).
+func FailoverOnly(cfg Config, srv Server, log io.Writer) (*Report, error) {
+	s := &suite{cfg: cfg, srv: srv, log: log, began: time.Now()}
+	s.rep = &Report{Started: s.began.UTC(), Config: cfg}
+	defer s.close()
+	if err := s.failoverPhase(); err != nil {
+		return nil, err
+	}
+	s.rep.Elapsed = time.Since(s.began)
+	return s.rep, nil
+}
+
 // failoverPhase runs the failover phase (failover.go) on its own ensemble.
 func (s *suite) failoverPhase() error {
 	fc := s.cfg.Failover

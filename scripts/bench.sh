@@ -7,9 +7,9 @@
 # proxy adding 0.5 ms and 2 ms per round trip, a 3-member ensemble, and the
 # failover phase's ensemble with a short tick; and, for the release
 # comparison, one standalone server of each release (3.9 and 3.8) that
-# zklock's mutex runs on in every repetition. About fourteen minutes on a
-# 2-core machine. The first line names the server release; the report's
-# first line names every release that ran.
+# zklock's mutex runs on in every repetition. About seventeen minutes on a
+# 2-core machine (the failover phase about seven). The first line names the
+# server release; the report's first line names every release that ran.
 #   scripts/bench.sh                 the suite; raw numbers in .tmp/bench.json,
 #                                    the charts in .tmp/bench.html beside it; the
 #                                    run before is kept as .tmp/bench.prev.json, and
@@ -18,11 +18,15 @@
 #   BENCH_SIZE=full                  make bench-full: 10 longer repetitions, 60
 #                                    failover events per case (about 25 minutes)
 #   BENCH_CPUPROFILE=path            also write a Go CPU profile of the run
+#   BENCH_PHASE=failover             the failover phase alone (about seven minutes):
+#                                    its table, goals and FAILOVER lines
 # Prints progress, the tables, the goals, and ends with one line per ratio
 # and one per failover case, recipe and loss limit:
 #   RATIO <workload> zklock/<peer> <x.xx> [<lo>, <hi>]
 #   RATIO <workload> zk3.9/zk3.8 <x.xx> [<lo>, <hi>]   (the release comparison)
-#   FAILOVER <case> <recipe> p50=<ms> p99=<ms> changes=<n> events=<n> [loss=<limit>]
+#   FAILOVER <case> <recipe> p50=<ms> p99=<ms> changes=<n> events=<n> [loss=<limit>] [session=4s]
+# (recipe zookeeper-election at leader-kill: the ensemble itself, from the kill
+# until a member serves again)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,7 +52,7 @@ if [[ -f "$json" ]]; then
 	mv "$json" "$prev"
 fi
 args=(-test.run '^TestBench$' -test.count 1 -test.timeout 60m -bench.full -bench.json "$json"
-	-bench.size "${BENCH_SIZE:-default}" -bench.rev "$rev" -bench.prev "$prev")
+	-bench.size "${BENCH_SIZE:-default}" -bench.rev "$rev" -bench.prev "$prev" -bench.phase "${BENCH_PHASE:-}")
 if [[ -n "${BENCH_CPUPROFILE:-}" ]]; then
 	args+=(-test.cpuprofile "$BENCH_CPUPROFILE")
 fi

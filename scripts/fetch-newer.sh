@@ -79,7 +79,18 @@ apt_opts=(
 	-o "APT::Sandbox::User=root" -o "Debug::NoLocking=1"
 )
 say "reading the package lists of ${suites[*]} from $uri"
-apt-get "${apt_opts[@]}" -qq update >/dev/null || die "apt-get update of ${suites[*]} failed (signatures are checked against $keyring)"
+if ! out=$(apt-get "${apt_opts[@]}" -qq update 2>&1); then
+	# A mirror that serves a dated snapshot of the archive has Release files
+	# past their Valid-Until (sid's last a week): their signatures still
+	# verify; only the freshness check is waived, as such machines' own apt
+	# configuration does.
+	grep -q 'is expired' <<<"$out" || die "apt-get update of ${suites[*]} failed (signatures are checked against $keyring):
+$out"
+	say "the mirror's ${suites[*]} Release files are past their Valid-Until (a snapshot mirror?): reading them with the signature check only"
+	apt_opts+=(-o "Acquire::Check-Valid-Until=false")
+	apt-get "${apt_opts[@]}" -qq update >/dev/null ||
+		die "apt-get update of ${suites[*]} failed (signatures are checked against $keyring)"
+fi
 
 # newest PACKAGE PATTERN REFUSED prints the newest version of PACKAGE in the
 # newer suites that matches PATTERN and not REFUSED.
