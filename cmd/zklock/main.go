@@ -22,8 +22,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/zklock/zklock"
 )
 
 // verb is one entry of the command table.
@@ -80,17 +78,7 @@ var verbs = []*verb{
 			lossHelpDefault,
 		example: "zklock lock nightly-backup -- ./backup.sh\n" +
 			"zklock --timeout 30s lock /locks/report --try -- ./report.sh"},
-	{name: "read", args: "PATH [--] [CMD [ARG...]]", summary: "shared half of the read-write lock (Curator __READ__)",
-		holds: true, recipe: rwRecipe((*zklock.RWLock).ReadLock),
-		about: "Takes the shared (read) half of the read-write lock at PATH (Curator's\n" +
-			"InterProcessReadWriteLock, __READ__ nodes): readers run together, a writer\n" +
-			"excludes them all.\n" + lossHelpDefault,
-		example: "zklock read /locks/schema -- ./query.sh"},
-	{name: "write", args: "PATH [--] [CMD [ARG...]]", summary: "exclusive half of the read-write lock (Curator __WRIT__)",
-		holds: true, recipe: rwRecipe((*zklock.RWLock).WriteLock),
-		about: "Takes the exclusive (write) half of the read-write lock at PATH (Curator's\n" +
-			"InterProcessReadWriteLock, __WRIT__ nodes).\n" + lossHelpDefault,
-		example: "zklock --timeout 30s write /locks/schema -- ./migrate"},
+	readVerb, writeVerb,
 	{name: "semaphore", args: "PATH --leases N [--] [CMD [ARG...]]", summary: "one of N leases (Curator InterProcessSemaphoreV2)",
 		holds: true, recipe: semaphoreRecipe, check: checkLeases,
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
@@ -161,17 +149,6 @@ const lossHelpDefault = "--loss-limit defaults to the library's: 2/3 of the nego
 	"a holder whose server restarts or fails over keeps the lock if it reconnects in\n" +
 	"time, and a holder cut off by a partition is told (CMD is signalled) at least a\n" +
 	"third of a session timeout before the server can hand the lock to another."
-
-// rwRecipe is the recipe of one half of the read-write lock.
-func rwRecipe(half func(*zklock.RWLock) *zklock.RWHalf) recipe {
-	return func(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endFunc, error) {
-		rw, err := zklock.NewRWLock(s, path, o.lockOptions()...)
-		if err != nil {
-			return nil, nil, err
-		}
-		return acquireOf(half(rw), nil)
-	}
-}
 
 // version is the zklock module's version as the build recorded it: the
 // tag for `go install ...@vX.Y.Z`, a pseudo-version or "(devel)" for a
