@@ -1,53 +1,19 @@
 package main
 
+// The command line: the flag table and the parsing of `[flags] VERB [flags]
+// ARGS...` into an invocation (config.go turns the parsed values into the
+// configuration).
+
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
-	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklock/zklock"
-)
-
-// config is the resolved global settings: flag, else environment, else default.
-type config struct {
-	servers        []string
-	namespace      string // --namespace: zklock.WithNamespace; "" for none
-	sessionTimeout time.Duration
-	timeout        time.Duration // 0: wait forever
-	try            bool
-	killGrace      time.Duration
-	auth           *authSpec // nil: no auth
-	onUnreachable  string    // onUnreachableFail or onUnreachableRun
-	verbose        bool
-
-	// lossLimit is --loss-limit (zklock.WithLossLimit) when lossSet, else
-	// the verb's default; without either, the library's default.
-	lossLimit time.Duration
-	lossSet   bool
-
-	// TLS files (--tls-ca, --tls-cert, --tls-key) and --tls-server-name;
-	// tls is the client configuration built from them, nil for plaintext.
-	tlsCA, tlsCert, tlsKey, tlsServerName string
-	tls                                   *tls.Config
-}
-
-type authSpec struct {
-	scheme string
-	cred   []byte
-}
-
-const (
-	onUnreachableFail = "fail"
-	onUnreachableRun  = "run"
 )
 
 // verbOpts holds the flags that belong to one verb.
@@ -278,17 +244,8 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 		return nil, err
 	}
 	inv.cmd = cmd
-	if inv.cfg, err = resolve(g, getenv); err != nil {
+	if inv.cfg, err = configure(g, getenv, v, &inv.opts); err != nil {
 		return nil, err
-	}
-	if !inv.cfg.lossSet && v.lossDefault != nil {
-		inv.cfg.lossLimit, inv.cfg.lossSet = *v.lossDefault, true
-	}
-	if inv.cfg.tls, err = tlsConfig(&inv.cfg); err != nil {
-		return nil, err
-	}
-	if inv.cfg.auth == nil && slices.ContainsFunc(inv.opts.acl, func(a zk.ACL) bool { return a.Scheme == "auth" }) {
-		return nil, usagef("--acl %s gives the creator's credentials every right: it needs --auth, --auth-file or ZKLOCK_AUTH", inv.opts.aclText)
 	}
 	return inv, nil
 }
@@ -351,195 +308,4 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return errHelp
 	}
 	return usagef("%v", err)
-}
-
-// resolve applies each setting from its flag, else its environment
-// variable (an empty one counts as unset), else its default.
-func resolve(g *globals, getenv func(string) string) (config, error) {
-	c := config{try: g.try, verbose: g.verbose}
-	for _, s := range settings {
-		r := g.raw[s.flag]
-		val, from := r.text, "--"+s.flag
-		if !r.set && s.env != "" {
-			if e := getenv(s.env); e != "" {
-				val, from = e, s.env
-			}
-		}
-		if err := s.apply(&c, val); err != nil {
-			if s.flag == "auth" { // never print credentials
-				return config{}, usagef("invalid %s: %v", from, err)
-			}
-			return config{}, usagef("invalid %s %q: %v", from, val, err)
-		}
-	}
-	return c, nil
-}
-
-func applyServers(c *config, v string) error {
-	c.servers = nil
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			c.servers = append(c.servers, s)
-		}
-	}
-	if len(c.servers) == 0 {
-		return errors.New("no servers")
-	}
-	for _, s := range c.servers {
-		if err := zklock.ValidateServer(s); err != nil { // as Connect checks it, before anything connects
-			msg := strings.TrimPrefix(err.Error(), zklock.ErrInvalidArgument.Error()+": server ")
-			return errors.New(strings.Replace(msg, "want host:port", "want HOST:PORT", 1))
-		}
-	}
-	return nil
-}
-
-// applySessionTimeout parses --session-timeout and checks it against the
-// range zklock.Connect accepts: outside it, a usage error, never an
-// unreachable ZooKeeper.
-func applySessionTimeout(c *config, v string) error {
-	d, err := time.ParseDuration(v)
-	switch {
-	case err != nil:
-		return errors.New("want a duration such as 500ms or 10s")
-	case d < zklock.MinSessionTimeout || d > zklock.MaxSessionTimeout:
-		return fmt.Errorf("want %v to %v (ZooKeeper's servers then negotiate it into their range, 4s to 40s by default)",
-			zklock.MinSessionTimeout, zklock.MaxSessionTimeout)
-	}
-	c.sessionTimeout = d
-	return nil
-}
-
-// durationSetting parses a Go duration ("500ms", "10s", or "0"); zeroOK says
-// whether 0 is allowed. Negative durations never are.
-func durationSetting(field func(*config) *time.Duration, zeroOK bool) func(*config, string) error {
-	return func(c *config, v string) error {
-		d, err := time.ParseDuration(v)
-		switch {
-		case err != nil:
-			return errors.New("want a duration such as 500ms or 10s")
-		case d < 0 && zeroOK:
-			return errors.New("want a duration of 0 or more")
-		case d <= 0 && !zeroOK:
-			return errors.New("want a positive duration")
-		}
-		*field(c) = d
-		return nil
-	}
-}
-
-// applyNamespace checks a namespace as zklock.Connect does: a bad one is a
-// usage error before anything connects.
-func applyNamespace(c *config, v string) error {
-	if err := zklock.ValidateNamespace(v); err != nil {
-		return err
-	}
-	c.namespace = v
-	return nil
-}
-
-func applyAuth(c *config, v string) error {
-	c.auth = nil
-	if v == "" {
-		return nil
-	}
-	a, err := parseAuth(v)
-	c.auth = a
-	return err
-}
-
-// parseAuth parses SCHEME:CRED; its errors never quote the credentials.
-func parseAuth(v string) (*authSpec, error) {
-	scheme, cred, ok := strings.Cut(v, ":")
-	if !ok || scheme == "" {
-		return nil, errors.New("want SCHEME:CRED, e.g. digest:user:password")
-	}
-	return &authSpec{scheme: scheme, cred: []byte(cred)}, nil
-}
-
-// tlsConfig builds the TLS client configuration from the --tls-* flags:
-// nil when none is given (plaintext). A file that cannot be read or parsed
-// is a usage error, so nothing connects with half a configuration.
-func tlsConfig(c *config) (*tls.Config, error) {
-	if c.tlsCA == "" && c.tlsCert == "" && c.tlsKey == "" && c.tlsServerName == "" {
-		return nil, nil
-	}
-	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.tlsServerName}
-	if c.tlsCA != "" {
-		b, err := os.ReadFile(c.tlsCA)
-		if err != nil {
-			return nil, usagef("invalid --tls-ca: %v", err)
-		}
-		tc.RootCAs = x509.NewCertPool()
-		if !tc.RootCAs.AppendCertsFromPEM(b) {
-			return nil, usagef("invalid --tls-ca %s: no PEM certificate in it", c.tlsCA)
-		}
-	}
-	switch {
-	case c.tlsCert != "" && c.tlsKey != "":
-		cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
-		if err != nil {
-			return nil, usagef("invalid --tls-cert/--tls-key: %v", err)
-		}
-		tc.Certificates = []tls.Certificate{cert}
-	case c.tlsCert != "":
-		return nil, usagef("--tls-cert needs --tls-key")
-	case c.tlsKey != "":
-		return nil, usagef("--tls-key needs --tls-cert")
-	}
-	return tc, nil
-}
-
-// applyLossLimit parses --loss-limit: any Go duration, negative included;
-// empty leaves the verb's default.
-func applyLossLimit(c *config, v string) error {
-	if v == "" {
-		c.lossLimit, c.lossSet = 0, false
-		return nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return errors.New("want a duration such as 0, 3s or -1s")
-	}
-	c.lossLimit, c.lossSet = d, true
-	return nil
-}
-
-func applyOnUnreachable(c *config, v string) error {
-	if v != onUnreachableFail && v != onUnreachableRun {
-		return fmt.Errorf("want %s or %s", onUnreachableFail, onUnreachableRun)
-	}
-	c.onUnreachable = v
-	return nil
-}
-
-// lockPath applies the PATH rule (no leading "/": under /locks/) and checks
-// the result with zklock.ValidatePath, the check every recipe runs, so a bad
-// PATH is a usage error (exit 2) before anything connects.
-func lockPath(p string) (string, error) {
-	if p == "" {
-		return "", usagef("empty PATH")
-	}
-	full := p
-	if !strings.HasPrefix(p, "/") {
-		full = "/locks/" + p
-	}
-	if err := zklock.ValidatePath(full); err != nil {
-		if full != p { // the reason may point into the full path
-			return "", usagef("invalid PATH %q (znode %q): %s", p, full, pathReason(err))
-		}
-		return "", usagef("invalid PATH %q: %s", p, pathReason(err))
-	}
-	return full, nil
-}
-
-// pathReason is why zklock.ValidatePath refused a path: the text after the
-// quoted path in its message ("zklock: invalid path \"/a//b\": empty
-// element (//)"), or the whole message if it has no such part.
-func pathReason(err error) string {
-	msg := err.Error()
-	if i := strings.LastIndex(msg, `": `); i >= 0 {
-		return msg[i+len(`": `):]
-	}
-	return msg
 }
