@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -131,7 +132,8 @@ func TestPublishedModulesResolveOffline(t *testing.T) {
 // scripts/release.sh, on a copy of this work tree committed in a fresh
 // repository: it prints the commands that tag the root and the nested
 // modules at the release version and push the tags; it refuses a dirty
-// tree and a version already tagged.
+// tree, library code the release soak did not run, and a version already
+// tagged.
 func TestReleaseScript(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make is needed (make vet)")
@@ -165,6 +167,15 @@ func TestReleaseScript(t *testing.T) {
 	git("init", "-q")
 	git("add", "-A")
 	git("commit", "-q", "-m", "release test")
+	// The release soak of this copy ran on its first commit's library code.
+	results := filepath.Join(dir, "docs", "reliability-results.md")
+	b, err := os.ReadFile(results)
+	require.NoError(t, err)
+	head := strings.TrimSpace(git("rev-parse", "HEAD"))
+	soak := regexp.MustCompile(`(?m)^(\s*soak: code=)[0-9a-f]{40}`)
+	require.Regexp(t, soak, string(b))
+	require.NoError(t, os.WriteFile(results, soak.ReplaceAll(b, []byte("${1}"+head)), 0o644))
+	git("commit", "-q", "-am", "the soak line")
 	release := func() (string, error) {
 		out, err := exec.Command(filepath.Join(dir, "scripts", "release.sh"), "--no-test").CombinedOutput()
 		return string(out), err
@@ -185,6 +196,18 @@ func TestReleaseScript(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, out, "release: the work tree is not clean")
 	require.NoError(t, os.Remove(filepath.Join(dir, "stray.txt")))
+
+	// Library code the soak did not run refuses the release.
+	f, err := os.OpenFile(filepath.Join(dir, "doc.go"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("\n// A change after the soak.\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	git("commit", "-q", "-am", "library change")
+	out, err = release()
+	require.Error(t, err)
+	require.Contains(t, out, "release: the library changed after the release soak on "+head[:12])
+	git("reset", "-q", "--hard", "HEAD~1")
 
 	git("tag", "zktest/containers/"+version)
 	out, err = release()
