@@ -32,18 +32,35 @@ func (c *Cluster) Expire(sessionID int64) error {
 		return fmt.Errorf("%w: session 0x%x (connect through Cluster.Dialer, Connect or a Proxy)", ErrUnknownSession, sessionID)
 	}
 	var errs []error
-	for _, i := range c.liveMembers() {
-		err := expireAt(c.servers[i], sessionID, cred, c.clientTLS())
-		if err == nil || errors.Is(err, ErrNoSession) {
-			return err
+	sent := false // a closeSession went out whose reply did not come back
+	for attempt := 0; attempt < 3; attempt++ {
+		for _, i := range c.liveMembers() {
+			err := expireAt(c.servers[i], sessionID, cred, c.clientTLS())
+			switch {
+			case err == nil:
+				return nil
+			case errors.Is(err, ErrNoSession) && sent:
+				return nil // our closeSession committed before its reply could come back
+			case errors.Is(err, ErrNoSession):
+				return err
+			case errors.Is(err, errUnconfirmed):
+				sent = true
+			}
+			errs = append(errs, fmt.Errorf("server %d (%s): %w", i, c.servers[i], err))
 		}
-		errs = append(errs, fmt.Errorf("server %d (%s): %w", i, c.servers[i], err))
+		if !sent {
+			break
+		}
 	}
 	if len(errs) == 0 {
 		return fmt.Errorf("zktest: expire session 0x%x: no live server", sessionID)
 	}
 	return fmt.Errorf("zktest: expire session 0x%x: %w", sessionID, errors.Join(errs...))
 }
+
+// errUnconfirmed: a closeSession was sent, and the connection ended before
+// its reply came.
+var errUnconfirmed = errors.New("closeSession sent, reply lost")
 
 func expireAt(addr string, sid int64, cred credential, tc *tls.Config) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -77,7 +94,10 @@ func expireAt(addr string, sid int64, cred credential, tc *tls.Config) error {
 	for {
 		p, err := wire.ReadFrame(conn, wire.DefaultMaxFrame)
 		if err != nil {
-			return fmt.Errorf("read closeSession reply: %w", err)
+			// The victim, whose connection ours displaced, may reconnect
+			// and displace ours in turn before the reply is sent: Expire
+			// asks again whether the session lives.
+			return fmt.Errorf("%w: read closeSession reply: %w", errUnconfirmed, err)
 		}
 		h, err := wire.ParseReplyHeader(p)
 		if err != nil {
