@@ -407,6 +407,30 @@ func (c *tapConn) reply(f wire.Frame) {
 	}
 }
 
+// notified is called by the tap for each watch notification, in stream
+// order and before go-zookeeper hands it to onNodeEvent. ZooKeeper 3.9 and
+// later send the zxid of the change that fired it (ZOOKEEPER-4655); for
+// the deletion of a held node it is kept for onNodeEvent. body is the
+// frame's head after the ReplyHeader: a path too long for it is not kept.
+func (s *Session) notified(zxid int64, body []byte) {
+	if zxid <= 0 {
+		return // a server before 3.9
+	}
+	n, err := wire.ParseNotification(body)
+	if err != nil || n.Type != wire.EventNodeDeleted {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.holds[n.Path] == nil {
+		return
+	}
+	if s.deletedAt == nil {
+		s.deletedAt = make(map[string]int64)
+	}
+	s.deletedAt[n.Path] = zxid
+}
+
 // openGate closes the reconnect gate once.
 func (c *tapConn) openGate() {
 	if c.gate != nil {
