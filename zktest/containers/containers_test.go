@@ -338,6 +338,7 @@ func TestNoEngineSkips(t *testing.T) {
 
 // Each release zktest runs has its image, and the image runs that release.
 func TestIntegration_ImagePerVersion(t *testing.T) {
+	requireEngine(t) // the subtests' Start would skip, but not this test
 	for _, v := range zktest.Versions() {
 		t.Run(v, func(t *testing.T) {
 			t.Setenv(zktest.EnvVersion, v)
@@ -349,7 +350,11 @@ func TestIntegration_ImagePerVersion(t *testing.T) {
 	}
 }
 
+// The image a test runs follows ZKTEST_IMAGE, else ZKTEST_ZK_VERSION. (It
+// needs no engine, but every test of this package skips without one: see
+// TestNoEngineSkips.)
 func TestImage(t *testing.T) {
+	requireEngine(t)
 	for _, tc := range []struct{ image, version, want, err string }{
 		{"", "", "zklock/zookeeper:3.9", ""},
 		{"", "3.8", "zklock/zookeeper:3.8", ""},
