@@ -2,6 +2,7 @@ package zklock
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -148,3 +149,23 @@ func isConnErr(err error) bool {
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
 		errors.Is(err, zk.ErrSessionMoved)
 }
+
+// A DeletedError is the reason a hold was lost when another client deleted
+// its node (it wraps ErrNodeDeleted). Zxid is the transaction that deleted
+// it, as ZooKeeper 3.9 and later name it with the notification, for the
+// servers' transaction logs (zkTxnLogToolkit); 0 when the server did not
+// say. It is greater than the hold's token.
+type DeletedError struct {
+	Node string // the node's full znode path
+	Zxid int64
+}
+
+func (e *DeletedError) Error() string {
+	if e.Zxid == 0 {
+		return fmt.Sprintf("%v: %s", ErrNodeDeleted, e.Node)
+	}
+	return fmt.Sprintf("%v: %s, at zxid %#x", ErrNodeDeleted, e.Node, e.Zxid)
+}
+
+// Unwrap returns ErrNodeDeleted.
+func (e *DeletedError) Unwrap() error { return ErrNodeDeleted }

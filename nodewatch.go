@@ -7,7 +7,6 @@ package zklock
 // have one armed. See docs/protocol.md#the-holders-watch-on-its-own-node.
 
 import (
-	"fmt"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -38,26 +37,6 @@ func (s *Session) onNodeEvent(ev zk.Event) {
 		s.lose(h, &DeletedError{Node: h.node, Zxid: zxid})
 	}
 }
-
-// A DeletedError is the reason a hold was lost when another client deleted
-// its node (it wraps ErrNodeDeleted). Zxid is the transaction that deleted
-// it, as ZooKeeper 3.9 and later name it with the notification, for the
-// servers' transaction logs (zkTxnLogToolkit); 0 when the server did not
-// say. It is greater than the hold's token.
-type DeletedError struct {
-	Node string // the node's full znode path
-	Zxid int64
-}
-
-func (e *DeletedError) Error() string {
-	if e.Zxid == 0 {
-		return fmt.Sprintf("%v: %s", ErrNodeDeleted, e.Node)
-	}
-	return fmt.Sprintf("%v: %s, at zxid %#x", ErrNodeDeleted, e.Node, e.Zxid)
-}
-
-// Unwrap returns ErrNodeDeleted.
-func (e *DeletedError) Unwrap() error { return ErrNodeDeleted }
 
 // armed records that the session now has a data watch on p (the tap saw a
 // getData with a watch on p answered). It is called in stream order, before

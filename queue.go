@@ -14,20 +14,6 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// recipe is what a recipe tells the engine about its queue; each setting's
-// zero value is the plain exclusive queue's.
-type recipe struct {
-	mark     string // our node-name marker (lock-, __READ__, __WRIT__, lease-, latch-)
-	decide   rule   // when our node holds (rules.go)
-	read     bool   // our nodes share with other readers
-	jump     bool   // the jump rule (recipe.jumps) and the in-process handoff (handoff.go)
-	countAll bool   // every child counts, contender or not, as a Curator semaphore counts its leases
-	confirm  bool   // a hold's node is read again before it is returned (CURATOR-696)
-	internal bool   // the library's own queue: its holds send no watch of their own and report no events
-	fixed    string // names our node exactly, ephemeral but not sequential (a downgrade's read node)
-	token    int64  // if nonzero, the holds' fencing token in place of their node's czxid (a downgrade's)
-}
-
 // queue is one recipe's view of a lock directory.
 type queue struct {
 	recipe

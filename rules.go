@@ -1,8 +1,9 @@
 package zklock
 
-// The recipes' rules: given the queue in order and our place in it, whether
-// our node holds and, if not, what to wait for. They do no I/O, so they are
-// tested on hand-made queues (rules_test.go).
+// What a recipe tells the engine (recipe), and the recipes' rules: given
+// the queue in order and our place in it, whether our node holds and, if
+// not, what to wait for. They do no I/O, so they are tested on hand-made
+// queues (rules_test.go).
 
 import (
 	"cmp"
@@ -10,6 +11,20 @@ import (
 	"strconv"
 	"strings"
 )
+
+// recipe is what a recipe tells the engine about its queue; each setting's
+// zero value is the plain exclusive queue's.
+type recipe struct {
+	mark     string // our node-name marker (lock-, __READ__, __WRIT__, lease-, latch-)
+	decide   rule   // when our node holds (below)
+	read     bool   // our nodes share with other readers
+	jump     bool   // the jump rule (recipe.jumps) and the in-process handoff (handoff.go)
+	countAll bool   // every child counts, contender or not, as a Curator semaphore counts its leases
+	confirm  bool   // a hold's node is read again before it is returned (CURATOR-696)
+	internal bool   // the library's own queue: its holds send no watch of their own and report no events
+	fixed    string // names our node exactly, ephemeral but not sequential (a downgrade's read node)
+	token    int64  // if nonzero, the holds' fencing token in place of their node's czxid (a downgrade's)
+}
 
 // A rule decides for the contender at index ours of the ordered queue cs:
 // holds, or the index of the one contender to wait for, or watchQueue to
