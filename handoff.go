@@ -67,11 +67,12 @@ func (hs *handoffs) await(p string) *handoff {
 	return h
 }
 
-// drop ends a registration made by await.
-func (hs *handoffs) drop(p string) {
+// drop ends the registration h that await returned for p. One that was
+// released is gone already, and a later one on p is not h's to end.
+func (hs *handoffs) drop(p string, h *handoff) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	if h := hs.m[p]; h != nil {
+	if hs.m[p] == h {
 		if h.users--; h.users == 0 {
 			delete(hs.m, p)
 		}

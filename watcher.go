@@ -377,7 +377,7 @@ func (w *waiter) watch(p string, jump bool) {
 // unwatch ends the watch of w.p, if any.
 func (w *waiter) unwatch() {
 	if w.local != nil {
-		w.q.s.handoffs.drop(w.p)
+		w.q.s.handoffs.drop(w.p, w.local)
 	}
 	w.p, w.jump, w.local, w.ch, w.changed = "", false, nil, nil, nil
 }
