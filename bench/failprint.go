@@ -65,14 +65,14 @@ func lossLabels(f *FailoverReport) []string {
 }
 
 // printFailoverLines writes one FAILOVER line per case, recipe and loss
-// limit: FAILOVER <case> <recipe> p50=<ms> p99=<ms> changes=<mean per event>
-// events=<n>, then loss=<limit> for zklock's.
+// limit: FAILOVER <case> <recipe> p50=<ms> p99=<ms> changes=<events with a
+// change of leader> events=<n>, then loss=<limit> for zklock's.
 func (r *Report) printFailoverLines(w io.Writer) {
 	if r.Failover == nil {
 		return
 	}
 	for _, s := range r.Failover.summaries() {
-		line := fmt.Sprintf("FAILOVER %s %s p50=%.2f p99=%.2f changes=%.2f events=%d", s.Case, s.Recipe, percentile(s.Gaps, 50), percentile(s.Gaps, 99), mean(s.Changes), len(s.Gaps))
+		line := fmt.Sprintf("FAILOVER %s %s p50=%.2f p99=%.2f changes=%d events=%d", s.Case, s.Recipe, percentile(s.Gaps, 50), percentile(s.Gaps, 99), changedEvents(s.Changes), len(s.Gaps))
 		if s.Loss != "" {
 			line += " loss=" + s.Loss
 		}
@@ -81,6 +81,17 @@ func (r *Report) printFailoverLines(w io.Writer) {
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// changedEvents counts the events after which a new term began.
+func changedEvents(changes []float64) int {
+	n := 0
+	for _, c := range changes {
+		if c > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // goals judges the failover goals on intervals.

@@ -184,3 +184,16 @@ func TestRecoveryGoals(t *testing.T) {
 	overlap.Events[1].Overlap = 3
 	require.Equal(t, NotMet, verdict(overlap, "failover: no two leaders at once"))
 }
+
+// TestFailoverLineCountsChangedEvents: changes= is the number of events
+// after which a new term began, as the issue's tables count them ("28 of
+// 30"), not the mean number of terms per event.
+func TestFailoverLineCountsChangedEvents(t *testing.T) {
+	f := &FailoverReport{SessionTimeout: time.Second, LossLimits: []string{"default"}}
+	for i, c := range []int{0, 2, 0, 1} {
+		f.Events = append(f.Events, FailoverEvent{Case: caseLeaderKill, Recipe: recipeZklockElection, Loss: "666ms", Event: i, GapMs: 10, Changes: c, Valid: true})
+	}
+	var out strings.Builder
+	(&Report{Failover: f}).printFailoverLines(&out)
+	require.Equal(t, "FAILOVER leader-kill zklock-election p50=10.00 p99=10.00 changes=2 events=4 loss=666ms\n", out.String())
+}
