@@ -30,14 +30,14 @@ func Releases(rs []Result) []string {
 	return out
 }
 
-// ReleaseField is the summary lines' "zookeeper=3.9.6 " (several
+// ReleaseField is the summary lines' "zk=3.9.6 " (several
 // releases comma-separated), or "" when no result names one.
 func ReleaseField(rs []Result) string {
 	rel := Releases(rs)
 	if rel == nil {
 		return ""
 	}
-	return "zookeeper=" + strings.Join(rel, ",") + " "
+	return "zk=" + strings.Join(rel, ",") + " "
 }
 
 // ReleaseTitle is a page heading with the releases appended:

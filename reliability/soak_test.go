@@ -272,9 +272,9 @@ func TestSummaryLineZooKeeper(t *testing.T) {
 		zks         []string
 		line, title string
 	}{
-		{[]string{"3.9.6", "3.9.6"}, "soak: code=abc zookeeper=3.9.6 acquisitions=20", "zklock soak (ZooKeeper 3.9.6)"},
-		{[]string{"3.9.6", "3.8.0", "3.9.6"}, "soak: code=abc zookeeper=3.9.6,3.8.0 acquisitions=30", "zklock soak (ZooKeeper 3.9.6, 3.8.0)"},
-		{[]string{"", "3.8.0"}, "soak: code=abc zookeeper=3.8.0 acquisitions=20", "zklock soak (ZooKeeper 3.8.0)"},
+		{[]string{"3.9.6", "3.9.6"}, "soak: code=abc zk=3.9.6 acquisitions=20", "zklock soak (ZooKeeper 3.9.6)"},
+		{[]string{"3.9.6", "3.8.0", "3.9.6"}, "soak: code=abc zk=3.9.6,3.8.0 acquisitions=30", "zklock soak (ZooKeeper 3.9.6, 3.8.0)"},
+		{[]string{"", "3.8.0"}, "soak: code=abc zk=3.8.0 acquisitions=20", "zklock soak (ZooKeeper 3.8.0)"},
 		{[]string{"", ""}, "soak: code=abc acquisitions=20", "zklock soak"},
 	} {
 		var recs []SoakRecord

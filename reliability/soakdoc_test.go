@@ -28,7 +28,7 @@ func TestSoakLineNamesTheLibraryCode(t *testing.T) {
 	doc := string(b)
 	line := regexp.MustCompile(`(?m)^\s*soak: .*$`).FindString(doc)
 	require.NotEmpty(t, line, "no soak: line")
-	m := regexp.MustCompile(`^soak: code=([0-9a-f]{40}) (?:zookeeper=[0-9.,]+ )?acquisitions=\d+ fault_exposed=\d+ faults=\d+ violations=\d+ upper95=\S+$`).FindStringSubmatch(strings.TrimSpace(line))
+	m := regexp.MustCompile(`^soak: code=([0-9a-f]{40}) (?:zk=[0-9.,]+ )?acquisitions=\d+ fault_exposed=\d+ faults=\d+ violations=\d+ upper95=\S+$`).FindStringSubmatch(strings.TrimSpace(line))
 	require.NotNil(t, m, "the first soak: line names one commit: %q", line)
 	code := m[1]
 	git := func(args ...string) (string, error) {

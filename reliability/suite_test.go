@@ -86,7 +86,7 @@ func seeAt(r Result, i int) string {
 // judge logs a run's result and fails t if the run violated a checker (a
 // negative control: if it did not), reported errors or acquired nothing.
 func judge(t *testing.T, name string, sc *Scenario, r Result) {
-	t.Logf("%s: zookeeper=%s acquisitions=%d faults=%d violations=%v store_losses=%d p99=%.1fms errors=%v", name, r.ZooKeeper, r.Acquisitions, r.Faults, r.Violations, r.StoreLosses, r.P99AcquireMs, r.Errors)
+	t.Logf("%s: zk=%s acquisitions=%d faults=%d violations=%v store_losses=%d p99=%.1fms errors=%v", name, r.ZooKeeper, r.Acquisitions, r.Faults, r.Violations, r.StoreLosses, r.P99AcquireMs, r.Errors)
 	if r.Database != nil {
 		t.Logf("  database: %v", r.Database)
 	}
