@@ -245,8 +245,8 @@ type lagger interface {
 // been applied. Zero ends the lag (what is held still arrives in order).
 // It needs a cluster started WithQuorumRelay (ErrUnsupported otherwise)
 // and does nothing while i leads. A follower that is sent a snapshot when
-// it syncs (SNAP) is not held on that connection; a fresh ensemble's
-// followers get a DIFF.
+// it syncs (SNAP) is not held on that connection, and SetLag returns an
+// error saying so; a fresh ensemble's followers get a DIFF.
 //
 // Caution: a session's requests at member i are answered in order, so its
 // pings wait behind its own writes and syncs, each of which takes d; keep

@@ -167,6 +167,9 @@ func (lb *localBackend) lag(i int, d time.Duration) error {
 		return fmt.Errorf("%w: SetLag needs a cluster of 2 or more members started WithQuorumRelay", ErrUnsupported)
 	}
 	lb.relays.lag[i].Store(int64(max(d, 0)))
+	if d > 0 && lb.relays.unheld[i].Load() {
+		return fmt.Errorf("zktest: member %d synced from a snapshot, which the relay cannot parse: its lag starts once it syncs again", i)
+	}
 	return nil
 }
 

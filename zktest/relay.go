@@ -20,6 +20,8 @@ import (
 type quorumRelays struct {
 	view      [][]ports      // view[i]: the ports member i's config names
 	lag       []atomic.Int64 // per follower: nanoseconds
+	events    []atomic.Int64 // per follower: its streams' syncs, ends and snapshots
+	unheld    []atomic.Bool  // per follower: its latest stream carried a snapshot
 	listeners []net.Listener
 
 	mu     sync.Mutex
@@ -48,7 +50,13 @@ const (
 // startRelays listens for every ordered pair of members of all.
 func startRelays(all []ports) (*quorumRelays, error) {
 	n := len(all)
-	r := &quorumRelays{view: make([][]ports, n), lag: make([]atomic.Int64, n), conns: map[net.Conn]struct{}{}}
+	r := &quorumRelays{
+		view:   make([][]ports, n),
+		lag:    make([]atomic.Int64, n),
+		events: make([]atomic.Int64, n),
+		unheld: make([]atomic.Bool, n),
+		conns:  map[net.Conn]struct{}{},
+	}
 	for i := range all {
 		r.view[i] = append([]ports(nil), all...)
 		for j := range all {
@@ -131,7 +139,8 @@ func (r *quorumRelays) accept(l net.Listener, follower int, target string) {
 				_, _ = io.Copy(ld, f) // the follower's side: never held
 				ld.Close()
 			}()
-			r.fromLeader(ld, f, &r.lag[follower])
+			r.fromLeader(ld, f, follower)
+			r.events[follower].Add(1)
 			f.Close()
 			ld.Close()
 			<-done
@@ -152,8 +161,9 @@ type heldPacket struct {
 // the follower's lag from the moment it was read, in order; those two
 // pass at once. A stream that does not parse, or that carries a snapshot
 // (SNAP is followed by the serialized tree, which is no QuorumPacket), is
-// copied unheld from there on.
-func (r *quorumRelays) fromLeader(ld, f net.Conn, lag *atomic.Int64) {
+// copied unheld from there on. Each sync and each unheld stream counts in
+// r.events[follower].
+func (r *quorumRelays) fromLeader(ld, f net.Conn, follower int) {
 	out := make(chan heldPacket, 64)
 	wrote := make(chan struct{})
 	go func() {
@@ -170,13 +180,14 @@ func (r *quorumRelays) fromLeader(ld, f net.Conn, lag *atomic.Int64) {
 		typ, b, err := readQuorumPacket(br)
 		if err != nil {
 			if len(b) > 0 && errors.Is(err, errNotQuorum) {
+				r.goUnheld(follower)
 				out <- heldPacket{b: b}
 				rawCopy(br, out)
 			}
 			return
 		}
 		p := heldPacket{b: b}
-		switch d := time.Duration(lag.Load()); {
+		switch d := time.Duration(r.lag[follower].Load()); {
 		case !inSync:
 		case typ == qpPing || typ == qpRevalidate:
 			p.jump = true
@@ -187,11 +198,20 @@ func (r *quorumRelays) fromLeader(ld, f net.Conn, lag *atomic.Int64) {
 		switch typ {
 		case qpUpToDate:
 			inSync = true
+			r.unheld[follower].Store(false)
+			r.events[follower].Add(1)
 		case qpSnap:
+			r.goUnheld(follower)
 			rawCopy(br, out)
 			return
 		}
 	}
+}
+
+// goUnheld records that follower's stream is copied unheld from now on.
+func (r *quorumRelays) goUnheld(follower int) {
+	r.unheld[follower].Store(true)
+	r.events[follower].Add(1)
 }
 
 // rawCopy forwards the rest of br unparsed, in order behind what is held.
