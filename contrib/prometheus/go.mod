@@ -8,7 +8,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/stretchr/testify v1.12.1
-	github.com/zklock/zklock v0.1.0
+	github.com/zklock/zklock v0.2.0
 	go.uber.org/goleak v1.3.0
 )
 
