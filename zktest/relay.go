@@ -140,7 +140,6 @@ func (r *quorumRelays) accept(l net.Listener, follower int, target string) {
 				ld.Close()
 			}()
 			r.fromLeader(ld, f, follower)
-			r.events[follower].Add(1)
 			f.Close()
 			ld.Close()
 			<-done
@@ -161,9 +160,10 @@ type heldPacket struct {
 // the follower's lag from the moment it was read, in order; those two
 // pass at once. A stream that does not parse, or that carries a snapshot
 // (SNAP is followed by the serialized tree, which is no QuorumPacket), is
-// copied unheld from there on. Each sync and each unheld stream counts in
-// r.events[follower].
+// copied unheld from there on. Each sync, each unheld stream and the
+// stream's end count in r.events[follower].
 func (r *quorumRelays) fromLeader(ld, f net.Conn, follower int) {
+	defer r.events[follower].Add(1) // the end, once what was read is written
 	out := make(chan heldPacket, 64)
 	wrote := make(chan struct{})
 	go func() {
