@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/zklock/zklock/internal/lockview"
+	"github.com/zklock/zklock/cmd/zklock/internal/lockview"
 )
 
 var lsVerb = &verb{

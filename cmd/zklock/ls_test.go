@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zklock/zklock"
-	"github.com/zklock/zklock/internal/lockview"
+	"github.com/zklock/zklock/cmd/zklock/internal/lockview"
 )
 
 // zklock ls prints every lock under the root, as a table and as the JSON

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zklock/zklock"
-	"github.com/zklock/zklock/internal/lockview"
+	"github.com/zklock/zklock/cmd/zklock/internal/lockview"
 )
 
 // statusJSON is the `status --json` object of cli.md; the field order is

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
-	"github.com/zklock/zklock/internal/lockview"
+	"github.com/zklock/zklock/cmd/zklock/internal/lockview"
 )
 
 // viewOpts are the flags of ui and ls.

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zklock/zklock"
-	"github.com/zklock/zklock/internal/lockview"
+	"github.com/zklock/zklock/cmd/zklock/internal/lockview"
 	"github.com/zklock/zklock/zktest"
 )
 
