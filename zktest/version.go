@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zklock/zklock/internal/debcache"
 )
 
 // EnvVersion ("ZKTEST_ZK_VERSION") selects the ZooKeeper release the local
@@ -23,11 +25,11 @@ const DefaultVersion = "3.9"
 
 // EnvCache ("ZKLOCK_CACHE") is the directory that scripts/fetch-newer.sh
 // unpacks the newer Debian releases into; default DefaultCache.
-const EnvCache = "ZKLOCK_CACHE"
+const EnvCache = debcache.Env
 
 // DefaultCache is where scripts/fetch-newer.sh puts its releases unless
 // ZKLOCK_CACHE says otherwise.
-const DefaultCache = "/var/cache/zklock"
+const DefaultCache = debcache.Default
 
 // A release is one ZooKeeper server release the local backend can run.
 type release struct {
@@ -60,12 +62,7 @@ func checkVersion(v, from string) (string, error) {
 }
 
 // CacheDir returns $ZKLOCK_CACHE or DefaultCache.
-func CacheDir() string {
-	if d := os.Getenv(EnvCache); d != "" {
-		return d
-	}
-	return DefaultCache
-}
+func CacheDir() string { return debcache.Dir() }
 
 // releaseFor returns the jars of release v. Each Debian jar's manifest
 // Class-Path names bookworm's 3.8 jars (zookeeper-jute.jar among them),

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklock/zklock/zktest"
+	"github.com/zklock/zklock/internal/debcache"
 )
 
 // A Generation is one pair of peer releases the interop tests run against:
@@ -56,12 +56,12 @@ var Bookworm = sync.OnceValue(func() *Generation {
 })
 
 // Newest is the newest Curator 5 and kazoo 2 in Debian, from the cache
-// that scripts/fetch-newer.sh fills (zktest.CacheDir). Each Debian jar's
+// that scripts/fetch-newer.sh fills (internal/debcache). Each Debian jar's
 // manifest names bookworm's jars and is searched right after that jar, so
 // the class path lists dependencies first: the ZooKeeper 3.9 client (jute
 // before the client jar), then Curator's client, framework and recipes.
 var Newest = sync.OnceValue(func() *Generation {
-	cache := zktest.CacheDir()
+	cache := debcache.Dir()
 	zk := filepath.Join(cache, "zookeeper-3.9", "usr", "share", "java")
 	cur := filepath.Join(cache, "curator-5", "usr", "share", "java")
 	g := &Generation{
