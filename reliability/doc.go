@@ -82,9 +82,9 @@
 // reads the wall clock.
 //
 // The scenarios that need members in containers (S18-S20: partitions
-// between members, rolling restarts) are in the containers module's
-// package github.com/zklock/zklock/zktest/containers/scenarios, so that this
-// module does not depend on testcontainers-go; they run Run with a
+// between members, rolling restarts) are in reliability/containers, a
+// module of their own (not published), so that this module does not
+// depend on testcontainers-go; they run Run with a
 // Scenario.Cluster that starts the ensemble there (`make
 // reliability-containers`, part of `make soak`).
 //

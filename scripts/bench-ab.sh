@@ -14,7 +14,7 @@ rm -rf "$work"
 mkdir -p "$work/old" "$work/run"
 # The other revision as module github.com/zklock/zklockab (its nested modules left out).
 git -C "$root" archive "$rev" | tar -x -C "$work/old"
-rm -rf "$work/old/contrib" "$work/old/zktest/containers"
+rm -rf "$work/old/contrib" "$work/old/zktest/containers" "$work/old/reliability/containers" "$work/old/internal/release"
 find "$work/old" -name '*.go' -o -name go.mod | xargs sed -i 's#github.com/zklock/zklock\b#github.com/zklock/zklockab#g'
 sed '/^\/\/go:build ignore$/d' "$root/bench/ab/ab_test.go" >"$work/run/ab_test.go"
 cat >"$work/run/go.mod" <<MOD

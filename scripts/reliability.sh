@@ -6,7 +6,7 @@
 #   scripts/reliability.sh soak      make soak: the plan's durations
 #   scripts/reliability.sh negative  make reliability-negative: the broken variants N1-N8
 #   scripts/reliability.sh containers       make reliability-containers: S18-S20 on an ensemble in
-#                                           containers (zktest/containers), then N3 under S18
+#                                           containers (reliability/containers), then N3 under S18
 #   scripts/reliability.sh containers-soak  the same at the plan's durations (run by the soak)
 # RELIABILITY_OUT=dir keeps the table, report.json, the histories and their HTML timelines
 # (dir/index.html links them) there (default: a fresh temporary directory, printed).
@@ -56,17 +56,17 @@ export_code() {
 }
 case "$mode" in
 containers | containers-soak)
-	# S18-S20 live in the containers module (zktest/containers/scenarios), so
-	# that the zklock module does not depend on testcontainers-go.
+	# S18-S20 live in their own module (reliability/containers), so that
+	# the zklock module does not depend on testcontainers-go.
 	cmode=short timeout=15m
 	[ "$mode" = containers-soak ] && cmode=soak timeout=60m
 	scripts/zk-image.sh >/dev/null || exit 1
 	export_code
-	(cd zktest/containers && RELIABILITY_MODE="$cmode" RELIABILITY_OUT="$out" RELIABILITY_KEEP="$out/histories" \
-		go test -count=1 -timeout "$timeout" -v -run 'TestIntegration_ReliabilityContainers$' ./scenarios/) >"$log" 2>&1
+	(cd reliability/containers && RELIABILITY_MODE="$cmode" RELIABILITY_OUT="$out" RELIABILITY_KEEP="$out/histories" \
+		go test -count=1 -timeout "$timeout" -v -run 'TestIntegration_ReliabilityContainers$' .) >"$log" 2>&1
 	rc=$?
-	(cd zktest/containers && RELIABILITY_MODE=negative RELIABILITY_OUT="$out/negative" \
-		go test -tags zklock_negative -count=1 -timeout 15m -v -run 'TestIntegration_ReliabilityContainers$' ./scenarios/) >"$out/go-test-negative.log" 2>&1
+	(cd reliability/containers && RELIABILITY_MODE=negative RELIABILITY_OUT="$out/negative" \
+		go test -tags zklock_negative -count=1 -timeout 15m -v -run 'TestIntegration_ReliabilityContainers$' .) >"$out/go-test-negative.log" 2>&1
 	nrc=$?
 	grep -E '^\s+suite_test.go:[0-9]+: (S|N)[0-9]+|^\s+C[1-7]: |--- (PASS|FAIL)' "$log" "$out/go-test-negative.log" || true
 	echo

@@ -4,7 +4,7 @@
 // (github.com/zklock/zklock/reliability). It lives in the containers
 // module so that the zklock module does not depend on testcontainers-go.
 // Run it with make reliability-containers (part of make soak).
-package scenarios
+package containers
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 
 	"github.com/zklock/zklock/reliability"
 	"github.com/zklock/zklock/zktest"
-	"github.com/zklock/zklock/zktest/containers"
+	zkcontainers "github.com/zklock/zklock/zktest/containers"
 )
 
 // Fault names these scenarios write to the nemesis log.
@@ -59,12 +59,12 @@ func Negatives() []*reliability.Scenario {
 	return []*reliability.Scenario{n}
 }
 
-func base(name, title string, session, dur time.Duration) (*reliability.Scenario, **containers.Cluster) {
-	cc := new(*containers.Cluster)
+func base(name, title string, session, dur time.Duration) (*reliability.Scenario, **zkcontainers.Cluster) {
+	cc := new(*zkcontainers.Cluster)
 	sc := &reliability.Scenario{Name: name, Title: title, Servers: 3, Workers: 4, Clients: 8, Locks: 4,
 		Session: session, HoldMax: 5 * time.Millisecond, Duration: dur,
 		Cluster: func(t testing.TB, servers int) *zktest.Cluster {
-			c := containers.Start(t, zktest.WithServers(servers))
+			c := zkcontainers.Start(t, zktest.WithServers(servers))
 			*cc = c
 			return c.Cluster
 		}}
@@ -130,7 +130,7 @@ func S19(session, dur, period time.Duration) *reliability.Scenario {
 				if m < 0 || m == leader {
 					continue // a follower's loss only: a leader's would need an election
 				}
-				rest := append([]int{containers.Host}, othersThan(e.C, m)...)
+				rest := append([]int{zkcontainers.Host}, othersThan(e.C, m)...)
 				e.Fault(FaultPartitionMember, fmt.Sprintf("zk%d(%s %#x)", m+1, name, sid), 3*time.Second, func() error {
 					if err := c.Partition(rest, []int{m}); err != nil {
 						return err

@@ -1,4 +1,4 @@
-package scenarios
+package containers
 
 import (
 	"encoding/json"
