@@ -246,7 +246,9 @@ type lagger interface {
 // It needs a cluster started WithQuorumRelay (ErrUnsupported otherwise)
 // and does nothing while i leads. A follower that is sent a snapshot when
 // it syncs (SNAP) is not held on that connection, and SetLag returns an
-// error saying so; a fresh ensemble's followers get a DIFF.
+// error saying so. A fresh ensemble's followers are held: the start
+// restarts a follower that was sent a snapshot (one that joined late), so
+// that it syncs again by DIFF.
 //
 // Caution: a session's requests at member i are answered in order, so its
 // pings wait behind its own writes and syncs, each of which takes d; keep
