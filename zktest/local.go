@@ -140,7 +140,18 @@ func (lb *localBackend) boot() ([]string, error) {
 		if err := c.WaitServing(ctx); err != nil {
 			return err
 		}
-		return lb.resync(ctx, c)
+		if err := lb.resync(ctx, c); err != nil {
+			return err
+		}
+		// A member that could not bind its election port (taken since
+		// freePorts, by a connection's local port) serves at first and
+		// exits a few seconds later: start again on other ports.
+		for _, m := range lb.members {
+			if !lb.live(m.idx) || m.proc.out.bindClash() {
+				return fmt.Errorf("server %d is down or could not bind a port", m.idx)
+			}
+		}
+		return nil
 	}()
 	if err != nil {
 		clash := false
