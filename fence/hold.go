@@ -35,6 +35,10 @@ type EraHolder interface {
 // zklock.WithFailOpen) is refused with ErrInvalidArgument: it fences
 // nothing.
 //
+// An era that cannot be read fails the check; if the hold has ended by
+// then (the read failed because its session had), the error wraps
+// ErrHoldEnded.
+//
 // The hold check only saves a doomed transaction. A hold can end just after
 // it, unnoticed; the token check is what refuses the write then.
 func (f *Fence) CheckHold(ctx context.Context, tx *sql.Tx, resource string, h Holder) error {
@@ -58,6 +62,9 @@ func (f *Fence) CheckHold(ctx context.Context, tx *sql.Tx, resource string, h Ho
 	}
 	era, err := eh.Era(ctx)
 	if err != nil {
+		if hc.Err() != nil { // the read failed as the hold ended: say so
+			return fmt.Errorf("%w: resource %q: %w", ErrHoldEnded, resource, context.Cause(hc))
+		}
 		return fmt.Errorf("fence: resource %q: the hold's ensemble era: %w", resource, err)
 	}
 	if era == "" { // an ensemble without an era (zklock.Session.Era): tokens alone

@@ -2,6 +2,7 @@ package fence_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -131,6 +132,39 @@ type eraHolder struct {
 }
 
 func (h eraHolder) Era(context.Context) (string, error) { return h.era, nil }
+
+// endingHolder is a hold whose era read fails because its session ended:
+// the hold's loss arrives while the read is under way.
+type endingHolder struct {
+	holder
+	end context.CancelCauseFunc
+}
+
+func (h endingHolder) Era(context.Context) (string, error) {
+	h.end(zklock.ErrSessionExpired)
+	return "", errors.New("zk: connection closed")
+}
+
+// An era read that fails as the hold ends reports the hold's end, as the
+// check before it would have; one that fails on a live hold reports the
+// read.
+func TestCheckHoldEraReadFails(t *testing.T) {
+	db := backends()[0].open(t, true)
+	ctx := t.Context()
+	require.NoError(t, fence.Setup(ctx, db))
+	tx, err := db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer tx.Rollback()
+	hc, end := context.WithCancelCause(ctx)
+	err = fence.CheckHold(ctx, tx, "r", endingHolder{holder{token: 3, ctx: hc}, end})
+	require.ErrorIs(t, err, fence.ErrHoldEnded)
+	require.ErrorIs(t, err, zklock.ErrSessionExpired)
+
+	err = fence.CheckHold(ctx, tx, "r", endingHolder{liveToken(3), func(error) {}})
+	require.NotErrorIs(t, err, fence.ErrHoldEnded)
+	require.ErrorContains(t, err, "the hold's ensemble era: zk: connection closed")
+	require.Equal(t, 0, rowCount(t, tx, fence.DefaultTable))
+}
 
 // A hold whose ensemble has no era (zklock.Session.Era gave "": a locked-
 // down root) is checked by its token alone; once a resource is bound to an
