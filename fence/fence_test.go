@@ -91,12 +91,7 @@ func TestCheckResourcesIndependent(t *testing.T) {
 // TestBadInput: every bad argument is an error wrapping
 // ErrInvalidArgument, before any SQL runs; nothing panics.
 func TestBadInput(t *testing.T) {
-	db := backends()[0].open(t, true)
-	ctx := t.Context()
-	require.NoError(t, fence.Setup(ctx, db))
-	tx, err := db.BeginTx(ctx, nil)
-	require.NoError(t, err)
-	defer tx.Rollback()
+	ctx, db, tx := fencedTx(t)
 	var nilCtx context.Context
 	for _, c := range []struct {
 		name string
@@ -211,6 +206,19 @@ func accepted(t *testing.T, db *sql.DB, table, resource string) int64 {
 	var tok int64
 	require.NoError(t, db.QueryRowContext(t.Context(), "SELECT token FROM "+table+" WHERE resource = $1", resource).Scan(&tok))
 	return tok
+}
+
+// fencedTx opens a database with the fence's table set up and begins a
+// transaction in it, rolled back when the test ends.
+func fencedTx(t *testing.T) (context.Context, *sql.DB, *sql.Tx) {
+	t.Helper()
+	db := backends()[0].open(t, true)
+	ctx := t.Context()
+	require.NoError(t, fence.Setup(ctx, db))
+	tx, err := db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tx.Rollback() })
+	return ctx, db, tx
 }
 
 func rowCount(t *testing.T, tx *sql.Tx, table string) int {

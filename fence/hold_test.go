@@ -88,12 +88,7 @@ func TestIntegration_CheckHold(t *testing.T) {
 // (WithFailOpen's stand-in has none) or without a context is refused with
 // ErrInvalidArgument, never a panic.
 func TestCheckHoldBadHolds(t *testing.T) {
-	db := backends()[0].open(t, true)
-	ctx := t.Context()
-	require.NoError(t, fence.Setup(ctx, db))
-	tx, err := db.BeginTx(ctx, nil)
-	require.NoError(t, err)
-	defer tx.Rollback()
+	ctx, _, tx := fencedTx(t)
 	for name, h := range map[string]fence.Holder{
 		"nil":             nil,
 		"nil *Hold":       (*zklock.Hold)(nil),
@@ -106,7 +101,7 @@ func TestCheckHoldBadHolds(t *testing.T) {
 	}
 	ended, cancel := context.WithCancelCause(ctx)
 	cancel(zklock.ErrSessionExpired)
-	err = fence.CheckHold(ctx, tx, "r", holder{token: 3, ctx: ended})
+	err := fence.CheckHold(ctx, tx, "r", holder{token: 3, ctx: ended})
 	require.ErrorIs(t, err, fence.ErrHoldEnded)
 	require.ErrorIs(t, err, zklock.ErrSessionExpired)
 	require.Equal(t, 0, rowCount(t, tx, fence.DefaultTable))
@@ -149,14 +144,9 @@ func (h endingHolder) Era(context.Context) (string, error) {
 // check before it would have; one that fails on a live hold reports the
 // read.
 func TestCheckHoldEraReadFails(t *testing.T) {
-	db := backends()[0].open(t, true)
-	ctx := t.Context()
-	require.NoError(t, fence.Setup(ctx, db))
-	tx, err := db.BeginTx(ctx, nil)
-	require.NoError(t, err)
-	defer tx.Rollback()
+	ctx, _, tx := fencedTx(t)
 	hc, end := context.WithCancelCause(ctx)
-	err = fence.CheckHold(ctx, tx, "r", endingHolder{holder{token: 3, ctx: hc}, end})
+	err := fence.CheckHold(ctx, tx, "r", endingHolder{holder{token: 3, ctx: hc}, end})
 	require.ErrorIs(t, err, fence.ErrHoldEnded)
 	require.ErrorIs(t, err, zklock.ErrSessionExpired)
 
