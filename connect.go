@@ -41,6 +41,9 @@ func Connect(servers []string, opts ...SessionOption) (*Session, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.maxReply < minMaxReply {
+		return nil, fmt.Errorf("%w: WithMaxReply(%d): the bound must be at least %d bytes", ErrInvalidArgument, cfg.maxReply, minMaxReply)
+	}
 	if cfg.timeout < MinSessionTimeout || cfg.timeout > MaxSessionTimeout {
 		return nil, fmt.Errorf("%w: session timeout %v: want %v to %v (ZooKeeper's servers then negotiate it into their range, 4s to 40s by default)",
 			ErrInvalidArgument, cfg.timeout, MinSessionTimeout, MaxSessionTimeout)

@@ -24,14 +24,18 @@ type ConnectError struct {
 	// (an *x509.HostnameError in a *tls.CertificateVerificationError, say).
 	Err error
 
-	tls bool // a TLS refusal: Err wraps no ErrTLSHandshake of its own
+	tls   bool // a TLS refusal: Err wraps no ErrTLSHandshake of its own
+	after bool // a violation after the session handshake (see connFailures.violation)
 }
 
 // Error names the server and what failed: "zklock: connecting to
 // zk1:2181: ...", or "zklock: TLS handshake failed with zk1:2281: ...".
 func (e *ConnectError) Error() string {
-	if e.tls {
+	switch {
+	case e.tls:
 		return fmt.Sprintf("%v with %s: %v", ErrTLSHandshake, e.Server, e.Err)
+	case e.after:
+		return fmt.Sprintf("zklock: connection to %s dropped: %v", e.Server, e.Err)
 	}
 	return fmt.Sprintf("zklock: connecting to %s: %v", e.Server, e.Err)
 }
@@ -45,10 +49,11 @@ func (e *ConnectError) Unwrap() []error {
 }
 
 // configuration reports whether e is a failure retrying the same
-// servers will not fix: a TLS refusal, or a server that is not ZooKeeper.
-// Such a failure never counts as "unreachable".
+// servers will not fix: a TLS refusal, a server that is not ZooKeeper, or
+// one that broke the protocol after its handshake. Such a failure never
+// counts as "unreachable".
 func (e *ConnectError) configuration() bool {
-	return e != nil && (e.tls || errors.Is(e.Err, ErrNotZooKeeper))
+	return e != nil && (e.tls || e.after || errors.Is(e.Err, ErrNotZooKeeper))
 }
 
 // stageError is a failure of one stage of connecting: the "TLS handshake"
@@ -89,7 +94,14 @@ type connFailures struct {
 	last   *ConnectError     // the latest
 	tlsErr *ConnectError     // the latest configuration error: a TLS refusal, a server not ZooKeeper
 	logged map[string]string // per server, the reason last logged at Warn
+	at     mark              // handshakes and violations so far
+	broke  *ConnectError     // the latest violation, kept across handshakes
 }
+
+// A mark is how often servers were reached: handshakes completed, and
+// violations after one (each also a server reached). An operation takes
+// one as it starts, to tell later what happened during it (see since).
+type mark struct{ reached, violated uint64 }
 
 // record records a failed attempt to reach server and logs a reason not
 // logged before for that server (repeats go to Debug).
@@ -126,6 +138,39 @@ func (f *connFailures) reset() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.last, f.tlsErr, f.logged = nil, nil, nil
+	f.at.reached++
+}
+
+// violation records that server, which had granted a session, sent what
+// ZooKeeper never sends (err wraps ErrProtocol or ErrReplyTooLong), so the
+// connection ends. ZooKeeper was reached: the failure is never
+// "unreachable", and an acquire under way ends with it (see since).
+func (f *connFailures) violation(server string, err error) {
+	e := &ConnectError{Server: server, Err: err, after: true}
+	f.mu.Lock()
+	f.last, f.broke = e, e
+	f.at.reached++
+	f.at.violated++
+	f.mu.Unlock()
+	f.log.Warn("zklock: server broke the protocol, connection dropped", "server", server, "err", err)
+}
+
+// mark returns how often servers have been reached so far.
+func (f *connFailures) mark() mark {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.at
+}
+
+// since reports whether a server was reached after m, and the latest
+// violation after m, if any.
+func (f *connFailures) since(m mark) (reached bool, broke *ConnectError) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.at.violated != m.violated {
+		broke = f.broke
+	}
+	return f.at.reached != m.reached, broke
 }
 
 // latest is the failure to report: the latest configuration error, else the latest

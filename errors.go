@@ -3,6 +3,7 @@ package zklock
 import (
 	"errors"
 	"fmt"
+	"net"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -98,11 +99,22 @@ var (
 	// ErrUnreachable, and WithFailOpen does not run on it.
 	ErrNotZooKeeper = errors.New("zklock: not a ZooKeeper server")
 
-	// ErrReplyTooLong is why a connection was dropped whose server announced
-	// a reply longer than ZooKeeper's jute.maxbuffer default plus headroom
-	// (2 MiB): go-zookeeper would allocate what the length says, up to
-	// 4 GiB. The session reconnects, as after any broken connection.
+	// ErrReplyTooLong is wrapped by the error of a request whose reply was
+	// longer than the session's bound (WithMaxReply): the error names the
+	// node and the reply's length. The request fails for good (it would
+	// again); the connection and the session's other requests and holds
+	// are untouched. A server that sends a notification over the bound
+	// breaks the protocol: its connection is dropped, as for ErrProtocol.
+	// Neither is ever "unreachable".
 	ErrReplyTooLong = errors.New("zklock: reply too long")
+
+	// ErrProtocol is wrapped, with a *ConnectError naming the server, by
+	// the error of an acquire that ends after a server that had granted a
+	// session sent what ZooKeeper never sends (a frame shorter than a
+	// reply header, a negative length): the session drops that
+	// connection, and the acquire ends with this error rather than try
+	// again. It is never "unreachable", and WithFailOpen does not run on it.
+	ErrProtocol = errors.New("zklock: server broke the protocol")
 
 	// ErrUnlocked is returned by an acquire made WithFailOpen, with a
 	// non-nil Hold that is NOT exclusive, when ZooKeeper stayed unreachable
@@ -145,9 +157,12 @@ func (e *sentinel) Unwrap() error { return e.also }
 
 // isConnErr reports whether err means the request's outcome is unknown or
 // the server unreachable, so it may be retried once the connection is back.
+// go-zookeeper fails a request whose write met a closed connection with
+// the write's own error.
 func isConnErr(err error) bool {
+	var op *net.OpError
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
-		errors.Is(err, zk.ErrSessionMoved)
+		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, net.ErrClosed) || errors.As(err, &op)
 }
 
 // A DeletedError is the reason a hold was lost when another client deleted

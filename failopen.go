@@ -14,6 +14,7 @@ import (
 // unreachable for the bound, the acquire gives up and the caller runs
 // with a hold that excludes no one (failopen.go).
 func (q *queue) lockFailOpen(ctx context.Context) (*Hold, error) {
+	start := q.s.failures.mark()
 	actx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -23,19 +24,27 @@ func (q *queue) lockFailOpen(ctx context.Context) (*Hold, error) {
 	h, err := q.reenterOrAcquire(actx)
 	cancel(nil)
 	<-done
-	if err == nil || !errors.Is(context.Cause(actx), ErrUnreachable) || ctx.Err() != nil {
-		return h, err
+	if err == nil {
+		return h, nil
 	}
-	return q.s.runUnlocked(context.WithoutCancel(ctx), q.path, q.cfg.failOpen)
+	if ctx.Err() != nil || !errors.Is(context.Cause(actx), ErrUnreachable) {
+		return h, q.unreachable(err, start)
+	}
+	return q.s.runUnlocked(context.WithoutCancel(ctx), q.path, q.cfg.failOpen, start)
 }
 
 // runUnlocked gives up an acquire of path that found the session
 // unreachable for bound: it returns a hold that excludes no one, with
 // ErrUnlocked, whose context carries ctx's values. A TLS refusal or a
 // server that is not ZooKeeper is a configuration error, not a reason to
-// run without the lock.
-func (s *Session) runUnlocked(ctx context.Context, path string, bound time.Duration) (*Hold, error) {
-	if f := s.failures.latest(); f.configuration() {
+// run without the lock; nor is a server that broke the protocol since
+// start, the acquire's beginning.
+func (s *Session) runUnlocked(ctx context.Context, path string, bound time.Duration, start mark) (*Hold, error) {
+	f := s.failures.latest()
+	if _, broke := s.failures.since(start); broke != nil {
+		f = broke
+	}
+	if f.configuration() {
 		return nil, fmt.Errorf("%w (acquiring %s: WithFailOpen runs without the lock only when ZooKeeper is unreachable)", f, path)
 	}
 	uctx, ucancel := context.WithCancelCause(ctx)
@@ -46,21 +55,27 @@ func (s *Session) runUnlocked(ctx context.Context, path string, bound time.Durat
 }
 
 // untilUnreachable cancels ctx with ErrUnreachable once the session has been
-// continuously not connected for bound; it returns when ctx ends.
+// continuously not connected for bound, no server having been reached (a
+// handshake, or a violation after one) in that time; it returns when ctx
+// ends.
 func (s *Session) untilUnreachable(ctx context.Context, bound time.Duration, cancel context.CancelCauseFunc) {
-	var timer <-chan time.Time
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	running := true
+	m := s.failures.mark()
 	for {
 		state, _, changed := s.snapshot()
-		if state == StateConnected {
-			timer = nil
-		} else if timer == nil {
-			t := time.NewTimer(bound)
-			defer t.Stop()
-			timer = t.C
+		if reached, _ := s.failures.since(m); state == StateConnected || reached {
+			m, running = s.failures.mark(), false
+			t.Stop()
+		}
+		if state != StateConnected && !running {
+			t.Reset(bound)
+			running = true
 		}
 		select {
 		case <-changed:
-		case <-timer:
+		case <-t.C:
 			cancel(ErrUnreachable)
 			return
 		case <-ctx.Done():

@@ -26,6 +26,7 @@ type sessionConfig struct {
 	retry     Backoff
 	namespace string // see WithNamespace
 	tls       *tls.Config
+	maxReply  int // see WithMaxReply
 }
 
 type authInfo struct {
@@ -35,10 +36,11 @@ type authInfo struct {
 
 func defaultSessionConfig() sessionConfig {
 	return sessionConfig{
-		timeout: 10 * time.Second,
-		dialer:  net.DialTimeout,
-		logger:  slog.New(slog.DiscardHandler),
-		retry:   DefaultBackoff,
+		timeout:  10 * time.Second,
+		dialer:   net.DialTimeout,
+		logger:   slog.New(slog.DiscardHandler),
+		retry:    DefaultBackoff,
+		maxReply: DefaultMaxReply,
 	}
 }
 
@@ -127,6 +129,21 @@ func WithAuth(scheme string, cred []byte) SessionOption {
 func WithZKOptions(opts ...func(*zk.Conn)) SessionOption {
 	return func(c *sessionConfig) { c.zkOpts = append(c.zkOpts, opts...) }
 }
+
+// WithMaxReply bounds the length of a reply the session reads from a
+// server (DefaultMaxReply unless set): a longer one fails its own request
+// with an error wrapping ErrReplyTooLong that names the node and the
+// length, and the body is skipped unread; the connection, the session and
+// its other holds are untouched. The bound keeps a hostile or broken
+// server from making the client allocate what a length prefix announces
+// (up to 4 GiB). Connect refuses a bound under 1 KiB with
+// ErrInvalidArgument.
+func WithMaxReply(n int) SessionOption {
+	return func(c *sessionConfig) { c.maxReply = n }
+}
+
+// minMaxReply is the least bound WithMaxReply takes.
+const minMaxReply = 1 << 10
 
 // WithRetry sets the backoff between retries of a ZooKeeper request that
 // failed on a connection problem while acquiring. Default: DefaultBackoff.

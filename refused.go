@@ -29,7 +29,8 @@ var (
 // (a znode path, what is the role it plays: "the node ahead of ours") failed
 // with err, when retrying cannot help; nil when it may (a connection
 // problem, a node that is gone, ...). The error wraps ErrNotAuthorized or
-// ErrRefused, and err.
+// ErrRefused, and err; or, for a reply over the session's bound,
+// ErrReplyTooLong.
 func refused(err error, a access, node, what string) error {
 	if !permanent(err) {
 		return nil
@@ -37,7 +38,9 @@ func refused(err error, a access, node, what string) error {
 	if what != "" {
 		node += " (" + what + ")"
 	}
-	switch {
+	switch _, tooLong := replyTooLong(err); {
+	case tooLong:
+		return tooLongError(err, a, node)
 	case errors.Is(err, zk.ErrInvalidACL):
 		return fmt.Errorf("%w: %s %s: ZooKeeper refused the ACL (a creator ACL needs credentials: see WithAuth): %w",
 			ErrNotAuthorized, a.op, node, err)
@@ -51,11 +54,15 @@ func refused(err error, a access, node, what string) error {
 }
 
 // permanent reports whether err is a ZooKeeper error that the same request
-// would get again: NoAuth, AuthFailed, InvalidACL, BadArguments, or a
-// marshalling error.
+// would get again: NoAuth, AuthFailed, InvalidACL, BadArguments, a
+// marshalling error, or a reply over the session's bound.
 func permanent(err error) bool {
-	return err != nil && (errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrAuthFailed) ||
-		errors.Is(err, zk.ErrInvalidACL) || errors.Is(err, zk.ErrBadArguments) || isMarshalling(err))
+	if err == nil {
+		return false
+	}
+	_, tooLong := replyTooLong(err)
+	return tooLong || errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrAuthFailed) ||
+		errors.Is(err, zk.ErrInvalidACL) || errors.Is(err, zk.ErrBadArguments) || isMarshalling(err)
 }
 
 // isMarshalling reports ZooKeeper's MarshallingError (code -5), for which

@@ -2,6 +2,7 @@ package zklock
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
@@ -26,10 +27,12 @@ func (s *Session) dial(network, addr string, timeout time.Duration) (net.Conn, e
 		s.failures.record(addr, err)
 		return nil, err
 	}
-	c = &boundConn{Conn: c} // what no ZooKeeper sends fails the read (replybound.go)
+	// What no ZooKeeper sends fails the read; a reply over the bound fails
+	// its request alone (replybound.go).
+	c = &boundConn{Conn: c, max: s.cfg.maxReply, failed: func(err error) { s.failures.violation(addr, err) }}
 	// A dial that succeeds proves nothing about our session: heard moves
 	// only when the server answers (see tapConn.answered).
-	t := &tapConn{Conn: c, s: s, server: addr, scan: replyScanner{first: true}}
+	t := &tapConn{Conn: c, s: s, server: addr, scan: replyScanner{first: true, max: max(s.cfg.maxReply, maxFrame)}}
 	t.answerIn = s.answerWithin()
 	t.answerBy = time.Now().Add(t.answerIn)
 	if s.restoresWatches() {
@@ -159,13 +162,14 @@ type request struct {
 const (
 	connectXid  = -1 << 31 // stands for the ConnectRequest, which has no xid
 	maxInflight = 1 << 16  // beyond this the tap stops matching (and falls back)
-	maxFrame    = 64 << 20 // the longest reply the tap frames
+	maxFrame    = 64 << 20 // the longest reply the tap frames, unless the session's bound is longer
 )
 
 // replyScanner frames the server's side of the stream. first says that the
 // stream starts with the ConnectResponse, as a new connection's does.
 type replyScanner struct {
 	first bool
+	max   int // the longest frame; 0: maxFrame
 	sc    wire.Scanner
 	init  bool
 }
@@ -175,7 +179,7 @@ type replyScanner struct {
 func (r *replyScanner) feed(p []byte, c *tapConn) error {
 	if !r.init {
 		r.init = true
-		r.sc = wire.Scanner{Max: maxFrame, Head: wire.ReplyHeaderLen, Handshake: r.first, Longer: notificationHead}
+		r.sc = wire.Scanner{Max: cmp.Or(r.max, maxFrame), Head: wire.ReplyHeaderLen, Handshake: r.first, Longer: notificationHead}
 	}
 	return r.sc.Feed(p, c.reply)
 }

@@ -19,6 +19,10 @@ func (q *queue) refuse(ctx context.Context) error {
 	case errors.Is(err, zk.ErrNoNode):
 		return nil
 	case err != nil:
+		if r := refused(err, accessList, q.dir, "the lock directory"); r != nil {
+			err = r
+			break
+		}
 		err = fmt.Errorf("zklock: list %s: %w", q.dir, err)
 	default:
 		cs := contenders(children, q.countAll)

@@ -22,19 +22,22 @@ func obtain(ctx context.Context, q *queue) (*Hold, error) {
 		return nil, err
 	}
 	if q.cfg.failOpen <= 0 {
+		m := q.s.failures.mark()
 		h, err := q.reenterOrAcquire(ctx)
 		if err != nil {
-			return nil, q.unreachable(err)
+			return nil, q.unreachable(err, m)
 		}
 		return h, nil
 	}
 	return q.lockFailOpen(ctx)
 }
 
-// unreachable wraps an acquire's error when it ended while the session was
-// not connected, so callers can tell "ZooKeeper is down" from "the lock was
-// busy until the deadline".
-func (q *queue) unreachable(err error) error {
+// unreachable wraps an acquire's error when it ended while no server
+// could be reached since m, the acquire's start, so callers can tell
+// "ZooKeeper is down" from "the lock was busy until the deadline". A
+// server reached during the acquire, even one that then broke the
+// protocol, makes its failure anything but "unreachable".
+func (q *queue) unreachable(err error, m mark) error {
 	if err == nil || errors.Is(err, ErrUnreachable) || errors.Is(err, ErrClosed) {
 		return err
 	}
@@ -44,10 +47,18 @@ func (q *queue) unreachable(err error) error {
 	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && !isConnErr(err) {
 		return err
 	}
+	reached, broke := q.s.failures.since(m)
+	if broke != nil { // connected again or not, a server broke the protocol: say so
+		return fmt.Errorf("%w; %w", err, broke)
+	}
 	if state, _, _ := q.s.snapshot(); state == StateConnected {
 		return err
 	}
 	switch f := q.s.failures.latest(); {
+	case reached && f != nil:
+		return fmt.Errorf("%w; %w (a server was reached during the acquire: not unreachable)", err, f)
+	case reached:
+		return fmt.Errorf("%w (a server was reached during the acquire: not unreachable)", err)
 	case f == nil:
 		return fmt.Errorf("%w: %w", ErrUnreachable, err)
 	case f.configuration(): // not unreachable

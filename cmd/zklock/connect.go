@@ -91,6 +91,8 @@ func (a *app) connectError(ctx context.Context, cfg *config, err error) error {
 	case errors.Is(ce, zklock.ErrTLSHandshake):
 		return fmt.Errorf("%w (no session within %v: check --tls-ca, --tls-cert, --tls-key, --tls-server-name and --servers)",
 			ce, cfg.connectBound())
+	case errors.Is(ce, zklock.ErrProtocol) || errors.Is(ce, zklock.ErrReplyTooLong):
+		return fmt.Errorf("%w (a server was reached and broke ZooKeeper's protocol: not unreachable)", ce)
 	case errors.Is(ce, zklock.ErrNotZooKeeper):
 		return fmt.Errorf("%w (no session within %v: check --servers, and TLS: a secureClientPort needs --tls-ca)",
 			ce, cfg.connectBound())
