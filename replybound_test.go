@@ -127,7 +127,7 @@ type violatingConn struct {
 
 func (c *violatingConn) Read(p []byte) (int, error) {
 	if c.bad && c.shake > 0 && c.read == c.shake {
-		c.read++ // once
+		c.read++                     // once
 		return copy(p, c.v.bad), nil // short: it fits in one read
 	}
 	limit := len(p)
