@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // A ConnectError is why the session's latest attempt to reach a server
@@ -94,13 +95,17 @@ type connFailures struct {
 	last   *ConnectError     // the latest
 	tlsErr *ConnectError     // the latest configuration error: a TLS refusal, a server not ZooKeeper
 	logged map[string]string // per server, the reason last logged at Warn
-	at     mark              // handshakes and violations so far
 	broke  *ConnectError     // the latest violation, kept across handshakes
+
+	// Handshakes completed and violations after one (each also a server
+	// reached), written under mu; read without it by Session.mark, on
+	// every acquire's path.
+	reached, violated atomic.Uint64
 }
 
 // A mark is how often servers were reached: handshakes completed, and
-// violations after one (each also a server reached). An operation takes
-// one as it starts, to tell later what happened during it (see since).
+// violations after one. An operation takes one as it starts
+// (Session.mark), to tell later what happened during it (see since).
 type mark struct{ reached, violated uint64 }
 
 // record records a failed attempt to reach server and logs a reason not
@@ -138,7 +143,7 @@ func (f *connFailures) reset() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.last, f.tlsErr, f.logged = nil, nil, nil
-	f.at.reached++
+	f.reached.Add(1)
 }
 
 // violation records that server, which had granted a session, sent what
@@ -149,17 +154,10 @@ func (f *connFailures) violation(server string, err error) {
 	e := &ConnectError{Server: server, Err: err, after: true}
 	f.mu.Lock()
 	f.last, f.broke = e, e
-	f.at.reached++
-	f.at.violated++
+	f.violated.Add(1)
+	f.reached.Add(1)
 	f.mu.Unlock()
 	f.log.Warn("zklock: server broke the protocol, connection dropped", "server", server, "err", err)
-}
-
-// mark returns how often servers have been reached so far.
-func (f *connFailures) mark() mark {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.at
 }
 
 // since reports whether a server was reached after m, and the latest
@@ -167,10 +165,10 @@ func (f *connFailures) mark() mark {
 func (f *connFailures) since(m mark) (reached bool, broke *ConnectError) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.at.violated != m.violated {
+	if f.violated.Load() != m.violated {
 		broke = f.broke
 	}
-	return f.at.reached != m.reached, broke
+	return f.reached.Load() != m.reached, broke
 }
 
 // latest is the failure to report: the latest configuration error, else the latest

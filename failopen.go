@@ -14,7 +14,7 @@ import (
 // unreachable for the bound, the acquire gives up and the caller runs
 // with a hold that excludes no one (failopen.go).
 func (q *queue) lockFailOpen(ctx context.Context) (*Hold, error) {
-	start := q.s.failures.mark()
+	start := q.s.mark()
 	actx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -62,11 +62,11 @@ func (s *Session) untilUnreachable(ctx context.Context, bound time.Duration, can
 	t := time.NewTimer(bound)
 	defer t.Stop()
 	running := true
-	m := s.failures.mark()
+	m := s.mark()
 	for {
 		state, _, changed := s.snapshot()
 		if reached, _ := s.failures.since(m); state == StateConnected || reached {
-			m, running = s.failures.mark(), false
+			m, running = s.mark(), false
 			t.Stop()
 		}
 		if state != StateConnected && !running {

@@ -148,7 +148,7 @@ func (e *LeaderElection) Run(ctx context.Context, fn func(ctx context.Context, l
 // or lost, Resign does not apply, and the CURATOR-696 check is Run's. On
 // failure it returns a nil hold and an error, as Mutex.Lock does.
 func (e *LeaderElection) Campaign(ctx context.Context) (*Hold, error) {
-	start := e.q.s.failures.mark()
+	start := e.q.s.mark()
 	h, err := e.q.campaign(ctx)
 	return h, e.q.unreachable(err, start)
 }
@@ -156,7 +156,7 @@ func (e *LeaderElection) Campaign(ctx context.Context) (*Hold, error) {
 // TryCampaign is Campaign that never waits: if another participant leads
 // or queues, it returns ErrLocked having written nothing.
 func (e *LeaderElection) TryCampaign(ctx context.Context) (*Hold, error) {
-	start := e.q.s.failures.mark()
+	start := e.q.s.mark()
 	h, err := e.q.tryOnly().campaign(ctx)
 	return h, e.q.unreachable(err, start)
 }

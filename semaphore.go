@@ -107,7 +107,7 @@ func (m *Semaphore) acquire(ctx context.Context, n int, lock, lease *queue) (_ [
 	if err := m.s.begin(ctx); err != nil {
 		return nil, err
 	}
-	start := m.s.failures.mark()
+	start := m.s.mark()
 	defer func() { err = lease.unreachable(err, start) }()
 	if lease.probe { // a try writes nothing where it would wait: the leases first
 		if err := m.s.waitReady(ctx); err != nil {

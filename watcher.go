@@ -22,7 +22,7 @@ func obtain(ctx context.Context, q *queue) (*Hold, error) {
 		return nil, err
 	}
 	if q.cfg.failOpen <= 0 {
-		m := q.s.failures.mark()
+		m := q.s.mark()
 		h, err := q.reenterOrAcquire(ctx)
 		if err != nil {
 			return nil, q.unreachable(err, m)
