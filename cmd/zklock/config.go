@@ -9,8 +9,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +41,8 @@ type config struct {
 	// TLS files (--tls-ca, --tls-cert, --tls-key) and --tls-server-name;
 	// tls is the client configuration built from them, nil for plaintext.
 	tlsCA, tlsCert, tlsKey, tlsServerName string
+
+	maxReply int // --max-reply (zklock.WithMaxReply); 0: the library's default
 	tls                                   *tls.Config
 }
 
@@ -126,6 +130,30 @@ func applySessionTimeout(c *config, v string) error {
 			zklock.MinSessionTimeout, zklock.MaxSessionTimeout)
 	}
 	c.sessionTimeout = d
+	return nil
+}
+
+// applyMaxReply parses --max-reply: bytes, or a whole number of KiB, MiB
+// or GiB ("64MiB"); empty, the library's default.
+func applyMaxReply(c *config, v string) error {
+	if v == "" {
+		return nil
+	}
+	num, mult := v, int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if n, ok := strings.CutSuffix(v, u.suffix); ok {
+			num, mult = n, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 1 || n > math.MaxInt32/mult || n*mult < 1<<10 {
+		return errors.New("want a size from 1KiB to 2GiB, in bytes or with KiB, MiB or GiB (e.g. 64MiB)")
+	}
+	c.maxReply = int(n * mult)
 	return nil
 }
 

@@ -71,6 +71,9 @@ func (c *config) sessionOptions(log *slog.Logger) []zklock.SessionOption {
 	if c.tls != nil {
 		opts = append(opts, zklock.WithTLS(c.tls))
 	}
+	if c.maxReply > 0 {
+		opts = append(opts, zklock.WithMaxReply(c.maxReply))
+	}
 	return opts
 }
 

@@ -64,9 +64,13 @@ var settings = []setting{
 	{"auth-file", "ZKLOCK_AUTH_FILE", "", "FILE", "read the ZooKeeper auth SCHEME:CRED from FILE, which only its owner\n" +
 		"may read or write (as ssh checks its keys)", applyAuthFile},
 	{"on-unreachable", "ZKLOCK_ON_UNREACHABLE", onUnreachableFail, "fail|run",
-		"no server answers within --timeout (10s if 0): fail exits 1;\n" +
-			"run runs CMD anyway, unlocked, with ZKLOCK_UNLOCKED=1 and no token (efficiency locks only);\n" +
-			"a refused TLS handshake is a configuration error: it always fails", applyOnUnreachable},
+		"no server could be reached (no connection, or no answer to the handshake)\n" +
+			"within --timeout (10s if 0): fail exits 1;\n" +
+			"run runs CMD anyway, unlocked, with ZKLOCK_UNLOCKED=1 and no token (efficiency locks only).\n" +
+			"Anything after a server answered (a reply over --max-reply, a broken protocol,\n" +
+			"refused credentials) and a refused TLS handshake are errors: they always fail", applyOnUnreachable},
+	{"max-reply", "ZKLOCK_MAX_REPLY", "", "SIZE", "the longest reply read from a server (default 64MiB); a longer one fails\n" +
+		"its request (exit 1, naming the node and the size), never the session", applyMaxReply},
 	{"loss-limit", "ZKLOCK_LOSS_LIMIT", "", "DUR",
 		"holding verbs: the lock counts as lost once the connection has been suspended\n" +
 			"for DUR (from when the server was last heard); 0: at the first suspension;\n" +
