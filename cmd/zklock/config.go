@@ -43,7 +43,7 @@ type config struct {
 	tlsCA, tlsCert, tlsKey, tlsServerName string
 
 	maxReply int // --max-reply (zklock.WithMaxReply); 0: the library's default
-	tls                                   *tls.Config
+	tls      *tls.Config
 }
 
 type authSpec struct {
