@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -185,7 +184,7 @@ func tlsConfig(c *config) (*tls.Config, error) {
 	}
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.tlsServerName}
 	if c.tlsCA != "" {
-		b, err := os.ReadFile(c.tlsCA)
+		b, err := readRegular(c.tlsCA, maxPEMFile)
 		if err != nil {
 			return nil, usagef("invalid --tls-ca: %v", err)
 		}
@@ -196,7 +195,7 @@ func tlsConfig(c *config) (*tls.Config, error) {
 	}
 	switch {
 	case c.tlsCert != "" && c.tlsKey != "":
-		cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
+		cert, err := loadKeyPair(c.tlsCert, c.tlsKey)
 		if err != nil {
 			return nil, usagef("invalid --tls-cert/--tls-key: %v", err)
 		}
