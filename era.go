@@ -45,6 +45,8 @@ type eraCache struct {
 // nodes in (a locked-down root ACL), has none: Era returns "" and fences
 // check tokens alone, as before eras. Create it once with credentials that
 // may (`zklock fence era`), or grant CREATE on "/", to turn eras on.
+//
+// A nil ctx is refused with an error wrapping ErrInvalidArgument.
 func (s *Session) Era(ctx context.Context) (string, error) {
 	return s.eraIn(ctx, s.conn.SessionID())
 }
@@ -53,7 +55,8 @@ func (s *Session) Era(ctx context.Context) (string, error) {
 // Session.Era): what the fence records beside the hold's Token. Once the
 // hold's ZooKeeper session has ended it returns the era read during that
 // session, if any, and otherwise fails wrapping ErrEra, since an era read
-// then could be another ensemble's.
+// then could be another ensemble's. A nil ctx is refused with an error
+// wrapping ErrInvalidArgument.
 func (h *Hold) Era(ctx context.Context) (string, error) {
 	if h.unlocked {
 		return "", fmt.Errorf("%w: a fail-open hold has no node", ErrEra)
@@ -69,6 +72,9 @@ func (l *Leadership) Era(ctx context.Context) (string, error) { return l.hold.Er
 // id is the same before and after the read, so the server that answered
 // knows that session, and is of the ensemble that created sid's nodes.
 func (s *Session) eraIn(ctx context.Context, sid int64) (string, error) {
+	if ctx == nil {
+		return "", fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
 	c := &s.era
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -99,3 +99,24 @@ func TestIntegration_EraLockedDownRoot(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, made, era, "the user reads the era once it exists")
 }
+
+// TestIntegration_EraNilContext: a nil context is refused with
+// ErrInvalidArgument, as by the other entry points, not a panic; before
+// and after the era was read once.
+func TestIntegration_EraNilContext(t *testing.T) {
+	c := zktest.Start(t)
+	s := connect(t, c)
+	h, err := newMutex(t, s, "/era/nil").Lock(t.Context())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Release() })
+	for range 2 {
+		//nolint:staticcheck // a nil context is the bad input under test
+		_, err := s.Era(nil)
+		require.ErrorIs(t, err, zklock.ErrInvalidArgument, "Session.Era(nil)")
+		//nolint:staticcheck // a nil context is the bad input under test
+		_, err = h.Era(nil)
+		require.ErrorIs(t, err, zklock.ErrInvalidArgument, "Hold.Era(nil)")
+		_, err = s.Era(t.Context())
+		require.NoError(t, err)
+	}
+}

@@ -84,9 +84,67 @@ func TestCLIACLFlag(t *testing.T) {
 		{[]string{"--acl", "world:anyone:rx", "lock", "p", "true"}, "letters of rwcda"},
 		{[]string{"--acl", "world", "status", "p"}, "--acl is not a flag of status"},
 		{[]string{"--acl", "world", "elect", "--listen", "p"}, "takes no --id, --requeue, --revocable, --acl"},
+		{[]string{"--acl", "digest::rwcda", "lock", "p", "true"}, `ACL entry "digest::rwcda": a digest id is USER:HASH`},
+		{[]string{"--acl", "world:read", "lock", "p", "true"}, "the ACL grants no one CREATE (c)"},
+		{[]string{"--acl", `creator,"x509:CN=ops,O=Example:rwcda`, "lock", "p", "true"}, "no closing quote"},
 	} {
 		code, _, stderr := runZklock(t, env, tt.args...)
 		assert.Equal(t, exitUsage, code, "%v: %s", tt.args, stderr)
 		assert.Contains(t, stderr, tt.want, tt.args)
+	}
+}
+
+// parseACLFlag: each entry's error says what is wrong with it; a quoted
+// entry may hold commas (an x509 distinguished name); an ACL that grants
+// no one READ, CREATE or DELETE is refused before anything is created.
+func TestParseACLFlag(t *testing.T) {
+	const hash = "alice:+Ir5sN1lGJEEs8xBZhZXKvjLJ7c=" // base64 of a SHA-1
+	for _, tt := range []struct {
+		text string
+		want []zk.ACL
+		err  string
+	}{
+		{"creator", zk.AuthACL(zk.PermAll), ""},
+		{"world", zk.WorldACL(zk.PermAll), ""},
+		{"creator,world:read", append(zk.AuthACL(zk.PermAll), zk.WorldACL(zk.PermRead)...), ""},
+		{` "x509:CN=ops,O=Example,C=DE:rwcda" `, []zk.ACL{{Scheme: "x509", ID: "CN=ops,O=Example,C=DE", Perms: zk.PermAll}}, ""},
+		{`creator,"x509:CN=a \"b\",O=c\\d:r"`, append(zk.AuthACL(zk.PermAll), zk.ACL{Scheme: "x509", ID: `CN=a "b",O=c\d`, Perms: zk.PermRead}), ""},
+		{"digest:" + hash + ":rwcda", []zk.ACL{{Scheme: "digest", ID: hash, Perms: zk.PermAll}}, ""},
+		{"ip:10.0.0.0/8:rcd,ip:::1:rcd", []zk.ACL{{Scheme: "ip", ID: "10.0.0.0/8", Perms: zk.PermRead | zk.PermCreate | zk.PermDelete},
+			{Scheme: "ip", ID: "::1", Perms: zk.PermRead | zk.PermCreate | zk.PermDelete}}, ""},
+		{"sasl:zk@EXAMPLE.COM:cdr", []zk.ACL{{Scheme: "sasl", ID: "zk@EXAMPLE.COM", Perms: zk.PermRead | zk.PermCreate | zk.PermDelete}}, ""},
+
+		{"wrold", nil, `ACL entry "wrold": no ':'`},
+		{"world:anyone", nil, `ACL entry "world:anyone": one ':'`},
+		{":x:r", nil, `ACL entry ":x:r": no scheme`},
+		{"world:anyone:", nil, `ACL entry "world:anyone:": no perms after the last ':'`},
+		{"world:anyone:rx", nil, `perms "rx": want letters of rwcda`},
+		{"world:anyone:rr", nil, `perms "rr"`},
+		{"world:everyone:rwcda", nil, `the world scheme has one id, anyone (not "everyone")`},
+		{"digest::rwcda", nil, `a digest id is USER:HASH`},
+		{"digest:alice:pw:rwcda", nil, `a digest id is USER:HASH, HASH the base64 SHA-1`},
+		{"digest:alice:rwcda", nil, `a digest id is USER:HASH`},
+		{"ip:10.0.0.300:rwcda", nil, `an ip id is an address or a CIDR range`},
+		{"ip:10.0.0.0/33:r", nil, `an ip id is an address or a CIDR range`},
+		{"x509::rwcda", nil, `no id between the scheme and the perms`},
+		{"creator,", nil, "an empty ACL entry"},
+		{"x509:CN=ops,O=Example:rwcda", nil, `ACL entry "x509:CN=ops": one ':'`},
+		{`"x509:CN=ops`, nil, "no closing quote"},
+		{`"world"x`, nil, "text after its closing quote"},
+		{`world"x"`, nil, "a quote opens an entry only at its start"},
+		{`"a\x"`, nil, `in quotes, \ is followed by " or \ only`},
+		{"world:read", nil, "the ACL grants no one CREATE (c): no one could create a lock node in a directory zklock creates, nor DELETE (d)"},
+		{"world:anyone:rd", nil, "grants no one CREATE (c)"},
+		{"world:anyone:cd", nil, "grants no one READ (r)"},
+		{"world:anyone:rc", nil, "grants no one DELETE (d)"},
+	} {
+		got, err := parseACLFlag(tt.text)
+		if tt.err != "" {
+			require.ErrorContains(t, err, tt.err, tt.text)
+			require.NotContains(t, err.Error(), "needs credentials", tt.text)
+			continue
+		}
+		require.NoError(t, err, tt.text)
+		require.Equal(t, tt.want, got, tt.text)
 	}
 }

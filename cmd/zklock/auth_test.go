@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -62,14 +63,25 @@ func TestCLIAuthFileChecked(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"group-readable", nil, []string{"--auth-file", authFile(t, "digest:a:"+secret, 0o640)}, "permissions 0640 are too open"},
+		{"group-readable", nil, []string{"--auth-file", authFile(t, "digest:a:"+secret, 0o640)}, "permissions 0640 for "},
 		{"world-writable", nil, []string{"--auth-file", authFile(t, "digest:a:"+secret, 0o602)}, "too open"},
 		{"missing", nil, []string{"--auth-file", filepath.Join(t.TempDir(), "none")}, "no such file"},
-		{"directory", nil, []string{"--auth-file", t.TempDir()}, "not a regular file"},
+		{"directory", nil, []string{"--auth-file", t.TempDir()}, "not a regular file (a directory)"},
+		{"fifo", nil, []string{"--auth-file", fifo(t)}, "not a regular file (a FIFO)"},
 		{"two lines", nil, []string{"--auth-file", authFile(t, "digest:a:"+secret+"\ndigest:b:"+secret, 0o600)}, "more than one line"},
 		{"no scheme", nil, []string{"--auth-file", authFile(t, secret, 0o600)}, "want SCHEME:CRED"},
 		{"both", []string{"ZKLOCK_AUTH=digest:a:" + secret}, []string{"--auth-file", authFile(t, "digest:a:"+secret, 0o600)}, "not both"},
 		{"bad --auth", nil, []string{"--auth", secret}, "invalid --auth: want SCHEME:CRED"},
+	}
+	if os.Getuid() == 0 {
+		other := authFile(t, "digest:a:"+secret, 0o600)
+		require.NoError(t, os.Chown(other, 65534, 65534))
+		tests = append(tests, struct {
+			name string
+			env  []string
+			args []string
+			want string
+		}{"another user's", nil, []string{"--auth-file", other}, "is owned by uid 65534, not by this user (uid 0) or root"})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,4 +111,13 @@ func TestIntegration_CredentialsRefused(t *testing.T) {
 	assert.NotContains(t, stderr, "s3cret-pw")
 	assert.NoFileExists(t, marker, "CMD ran")
 	assert.Less(t, time.Since(start), 10*time.Second)
+}
+
+// fifo makes a named pipe that no one writes: opening it for reading
+// blocks, unless without blocking.
+func fifo(t *testing.T) string {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "fifo")
+	require.NoError(t, syscall.Mkfifo(name, 0o600))
+	return name
 }

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -213,7 +212,7 @@ func tlsConfig(c *config) (*tls.Config, error) {
 	}
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.tlsServerName}
 	if c.tlsCA != "" {
-		b, err := os.ReadFile(c.tlsCA)
+		b, err := readRegular(c.tlsCA, maxPEMFile)
 		if err != nil {
 			return nil, usagef("invalid --tls-ca: %v", err)
 		}
@@ -224,7 +223,7 @@ func tlsConfig(c *config) (*tls.Config, error) {
 	}
 	switch {
 	case c.tlsCert != "" && c.tlsKey != "":
-		cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
+		cert, err := loadKeyPair(c.tlsCert, c.tlsKey)
 		if err != nil {
 			return nil, usagef("invalid --tls-cert/--tls-key: %v", err)
 		}

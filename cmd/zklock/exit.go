@@ -23,10 +23,19 @@ const (
 	exitNotFound    = 127 // CMD was not found
 )
 
-// usageError is a mistake on the command line: exit 2.
-type usageError struct{ msg string }
+// usageError is a mistake on the command line: exit 2. Its hint, if
+// any, is printed on lines of their own after it.
+type usageError struct {
+	msg  string
+	hint []string
+}
 
-func (e *usageError) Error() string { return e.msg }
+func (e *usageError) Error() string {
+	if len(e.hint) == 0 {
+		return e.msg
+	}
+	return e.msg + "\n" + strings.Join(e.hint, "\n")
+}
 
 func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
@@ -63,7 +72,15 @@ func exitCode(err error) int {
 
 // fail reports err on stderr and returns its exit status.
 func (a *app) fail(err error) int {
-	a.errorf("%v", err)
+	var ue *usageError
+	if errors.As(err, &ue) && len(ue.hint) > 0 {
+		a.errorf("%s", ue.msg)
+		for _, h := range ue.hint {
+			fmt.Fprintln(a.stderr, escapeControls(h))
+		}
+	} else {
+		a.errorf("%v", err)
+	}
 	code := exitCode(err)
 	if code == exitUsage {
 		fmt.Fprintln(a.stderr, "Run 'zklock -h' for usage.")

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-
-	"github.com/zklock/zklock"
 )
 
 // verbOpts holds the flags that belong to one verb.
@@ -141,10 +139,11 @@ func registerVerbFlags(fs *flag.FlagSet, v *verb, o *verbOpts) {
 	}
 	if v.holds {
 		fs.BoolVar(&o.revocable, "revocable", false, "end CMD when revocation is requested (zklock revoke)")
-		fs.Func("acl", "`ACL` of the nodes zklock creates: creator, creator,world:read, world (default), scheme:id:rwcda,...", func(v string) error {
-			acl, err := zklock.ParseACL(v)
+		fs.Func("acl", "`ACL` of the nodes zklock creates: creator, creator,world:read, world (default), scheme:id:rwcda,...;\n"+
+			"an entry in double quotes may hold commas: 'creator,\"x509:CN=ops,O=Example:rwcda\"'", func(v string) error {
+			acl, err := parseACLFlag(v)
 			if err != nil {
-				return errors.New(strings.TrimPrefix(err.Error(), zklock.ErrInvalidArgument.Error()+": "))
+				return err
 			}
 			o.acl, o.aclText = acl, v
 			return nil

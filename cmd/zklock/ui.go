@@ -99,6 +99,36 @@ var uiVerb = &verb{
 		"zklock ui --listen :8443 --auth-token-file /etc/zklock/ui-token --ui-tls-cert ui.pem --ui-tls-key ui-key.pem",
 }
 
+// tokenPoll is how often zklock ui reads --auth-token-file again.
+const tokenPoll = time.Second
+
+// watchTokenFile reads the token file every tokenPoll until ctx ends and
+// hands set each change: a new token (which ends every login session), or
+// "" while the file cannot be read or holds no valid token (every request
+// is then refused; said once on stderr).
+func (a *app) watchTokenFile(ctx context.Context, name, tok string, set func(string)) {
+	t := time.NewTicker(tokenPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		next, err := readTokenFile(name)
+		switch {
+		case err != nil && tok != "":
+			a.errorf("ui: %v: refusing every request until it holds a valid token", err)
+		case err == nil && next != tok:
+			a.log.Info("zklock: ui: --auth-token-file changed: every login session ended", "file", name)
+		}
+		if next != tok {
+			tok = next
+			set(tok)
+		}
+	}
+}
+
 // runUI is `zklock ui`: it connects, starts the view and serves it until
 // a signal. A lost connection is shown on the page, which recovers when it
 // returns; failing to listen or to connect at the start exits 1.
@@ -115,7 +145,7 @@ func runUI(a *app, inv *invocation) int {
 	defer ln.Close()
 	hosts := servedHosts(o.addr, ln.Addr(), e)
 	scheme := "http"
-	ln = &capListener{Listener: ln, max: int64(e.maxConns), answer: e.tls == nil}
+	ln = &capListener{Listener: ln, max: int64(e.maxConns), perClient: int64(e.maxConnsPer), answer: e.tls == nil}
 	if e.tls != nil {
 		ln, scheme = tls.NewListener(ln, e.tls), "https"
 	}
@@ -142,7 +172,16 @@ func runUI(a *app, inv *invocation) int {
 		return exitError
 	}
 	defer v.Close()
-	h := lockview.NewServer(v, lockview.ServerConfig{AllowRevoke: o.allowRevoke, AllowedHosts: hosts, AuthToken: e.token, MaxStreams: e.maxStreams})
+	h := lockview.NewServer(v, lockview.ServerConfig{AllowRevoke: o.allowRevoke, AllowedHosts: hosts, AuthToken: e.token, MaxStreams: e.maxStreams,
+		Logger: a.log})
+	if e.tokenFile != "" {
+		watching := make(chan struct{})
+		go func() {
+			defer close(watching)
+			a.watchTokenFile(ctx, e.tokenFile, e.token, h.SetAuthToken)
+		}()
+		defer func() { stop(); <-watching }()
+	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: time.Minute,
 		IdleTimeout: e.idleTimeout, MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
 	served := make(chan error, 1)

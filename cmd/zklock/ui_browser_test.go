@@ -29,7 +29,7 @@ import (
 
 // startBrowser starts headless chromium with a profile of its own; the
 // test's cleanup closes it.
-func startBrowser(t *testing.T) context.Context {
+func startBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	var exe string
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -46,6 +46,7 @@ func startBrowser(t *testing.T) context.Context {
 	if os.Geteuid() == 0 {
 		opts = append(opts, chromedp.NoSandbox) // chromium refuses to run as root with its sandbox
 	}
+	opts = append(opts, extra...)
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -24,6 +25,7 @@ type exposeOpts struct {
 	idleTimeout    time.Duration // --idle-timeout
 	maxStreams     int           // --max-streams
 	maxConns       int           // --max-conns
+	maxConnsPer    int           // --max-conns-per-client
 
 	// Set by checkExpose.
 	token    string
@@ -43,6 +45,8 @@ func registerExpose(fs *flag.FlagSet, e *exposeOpts) {
 	fs.DurationVar(&e.idleTimeout, "idle-timeout", 2*time.Minute, "close a keep-alive connection idle for `DUR`")
 	fs.IntVar(&e.maxStreams, "max-streams", 32, "serve at most `N` live pages (event streams) at once; more get 503 and retry")
 	fs.IntVar(&e.maxConns, "max-conns", 256, "keep at most `N` client connections open; more get 503 and are closed")
+	fs.IntVar(&e.maxConnsPer, "max-conns-per-client", 64, "of --max-conns, keep at most `N` open from one client address (an IPv6 /64 counts as one),\n"+
+		"counted before the token is checked: one client cannot take every connection")
 }
 
 // checkExpose validates the exposure flags against the listen address: a
@@ -58,15 +62,20 @@ func checkExpose(addr string, e *exposeOpts, allowRevoke bool) error {
 	if e.maxConns <= e.maxStreams {
 		return usagef("invalid --max-conns %d: want more than --max-streams (%d), or pages cannot load while they stream", e.maxConns, e.maxStreams)
 	}
+	if e.maxConnsPer < 1 {
+		return usagef("invalid --max-conns-per-client %d: want 1 or more", e.maxConnsPer)
+	}
 	for h := range strings.SplitSeq(e.allowedHosts, ",") {
-		if h = strings.TrimSpace(h); h != "" && strings.ContainsAny(h, "/ @*") {
-			return usagef("invalid --allowed-hosts entry %q: want a name or name:port", h)
+		if h = strings.TrimSpace(h); h != "" {
+			if why := hostNeverMatches(h); why != "" {
+				return usagef("invalid --allowed-hosts entry %q: %s; want a name, name:port, an IP or [IPv6]:port", h, why)
+			}
 		}
 	}
 	if e.tokenFile != "" {
 		tok, err := readTokenFile(e.tokenFile)
 		if err != nil {
-			return err
+			return &usageError{msg: err.Error()}
 		}
 		e.token = tok
 	}
@@ -82,9 +91,58 @@ func checkExpose(addr string, e *exposeOpts, allowRevoke bool) error {
 	if allowRevoke {
 		what += ", and the button that asks holders to release"
 	}
-	return usagef("--listen %s reaches beyond loopback: it would show %s to anyone who can connect.\n"+
-		"Require a token (--auth-token-file FILE), or client certificates (--ui-tls-cert, --ui-tls-key, --ui-tls-client-ca),\n"+
-		"or accept that with --insecure-listen", addr, what)
+	return &usageError{msg: fmt.Sprintf("--listen %s reaches beyond loopback: it would show %s to anyone who can connect.", addr, what), hint: []string{
+		"Require a token (--auth-token-file FILE), or client certificates (--ui-tls-cert, --ui-tls-key, --ui-tls-client-ca),",
+		"or accept that with --insecure-listen"}}
+}
+
+// hostNeverMatches says why an --allowed-hosts entry can never equal a
+// request's Host (what Go's server accepts of one), or "" if it can.
+func hostNeverMatches(h string) string {
+	if strings.Contains(h, "://") || strings.ContainsAny(h, "/@") {
+		return "it is a URL: give only its host"
+	}
+	name, port := h, ""
+	if n, p, err := net.SplitHostPort(h); err == nil {
+		name, port = n, p
+		if port == "" {
+			return "the port after ':' is empty"
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || port != strconv.Itoa(n) {
+			return fmt.Sprintf("port %q is not a number from 1 to 65535", port)
+		}
+	} else if strings.HasPrefix(h, "[") {
+		if !strings.HasSuffix(h, "]") {
+			return "an IPv6 address in brackets needs its closing ']'"
+		}
+		name = h[1 : len(h)-1]
+	} else if strings.Count(h, ":") > 1 {
+		if net.ParseIP(h) == nil {
+			return "it has colons but is no IPv6 address"
+		}
+		return ""
+	} else if strings.Contains(h, ":") {
+		return "the part after ':' is no port"
+	}
+	switch {
+	case name == "":
+		return "the name is empty"
+	case strings.Contains(h, "[") && net.ParseIP(name) == nil:
+		return "the part in brackets is no IPv6 address"
+	case strings.ContainsAny(name, "*?"):
+		return "wildcards are not supported: list each name"
+	case net.ParseIP(name) != nil:
+		return ""
+	}
+	for _, r := range strings.TrimSuffix(name, ".") {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
+			return fmt.Sprintf("%q cannot be in a host name", r)
+		}
+	}
+	if strings.Contains(name, "..") || strings.HasPrefix(name, ".") || name == "." {
+		return "a host name has no empty labels"
+	}
+	return ""
 }
 
 // isLoopback reports whether host (of --listen) names only loopback
@@ -105,28 +163,24 @@ func isLoopback(host string) bool {
 	return err == nil && len(ips) > 0 && !slices.ContainsFunc(ips, func(ip net.IPAddr) bool { return !ip.IP.IsLoopback() })
 }
 
-// readTokenFile reads a token as ssh reads a private key: a file that
-// group or others may read or write is refused.
+// readTokenFile reads a token as ssh reads a private key: a regular file
+// (opened without blocking: a FIFO is refused at once), owned by this
+// user or root, that group and others may not read or write.
 func readTokenFile(name string) (string, error) {
-	fi, err := os.Stat(name)
+	b, err := readPrivate(name, maxTokenFile)
 	if err != nil {
-		return "", usagef("invalid --auth-token-file: %v", err)
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return "", usagef("invalid --auth-token-file: permissions %04o for %s are too open: it must not be accessible by group or others (chmod 600 %s)",
-			perm, name, name)
-	}
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return "", usagef("invalid --auth-token-file: %v", err)
+		return "", fmt.Errorf("invalid --auth-token-file: %w", err)
 	}
 	tok, _, _ := strings.Cut(string(b), "\n")
 	tok = strings.TrimSpace(tok)
 	if len(tok) < 16 {
-		return "", usagef("invalid --auth-token-file %s: the token (its first line) has %d bytes; want 16 or more (e.g. openssl rand -hex 32)", name, len(tok))
+		return "", fmt.Errorf("invalid --auth-token-file %s: the token (its first line) has %d bytes; want 16 or more (e.g. openssl rand -hex 32)", name, len(tok))
 	}
 	return tok, nil
 }
+
+// maxTokenFile bounds what --auth-token-file reads.
+const maxTokenFile = 64 << 10
 
 // loadTLS builds the HTTPS configuration of --ui-tls-*.
 func (e *exposeOpts) loadTLS() error {
@@ -136,13 +190,13 @@ func (e *exposeOpts) loadTLS() error {
 	case e.tlsCert == "" || e.tlsKey == "":
 		return usagef("--ui-tls-cert and --ui-tls-key go together (and --ui-tls-client-ca needs them)")
 	}
-	cert, err := tls.LoadX509KeyPair(e.tlsCert, e.tlsKey)
+	cert, err := loadKeyPair(e.tlsCert, e.tlsKey)
 	if err != nil {
 		return usagef("invalid --ui-tls-cert/--ui-tls-key: %v", err)
 	}
 	e.tls = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
 	if e.tlsClientCA != "" {
-		b, err := os.ReadFile(e.tlsClientCA)
+		b, err := readRegular(e.tlsClientCA, maxPEMFile)
 		if err != nil {
 			return usagef("invalid --ui-tls-client-ca: %v", err)
 		}

@@ -49,7 +49,17 @@ func TestUIRefusesExposure(t *testing.T) {
 		{[]string{"--auth-token-file", open}, "permissions 0644 for " + open + " are too open"},
 		{[]string{"--auth-token-file", short}, "has 6 bytes; want 16 or more"},
 		{[]string{"--auth-token-file", filepath.Join(dir, "missing")}, "invalid --auth-token-file"},
-		{[]string{"--allowed-hosts", "*.example.com"}, `invalid --allowed-hosts entry "*.example.com"`},
+		{[]string{"--allowed-hosts", "*.example.com"}, `invalid --allowed-hosts entry "*.example.com": wildcards are not supported`},
+		{[]string{"--allowed-hosts", "locks.example.com:"}, `"locks.example.com:": the port after ':' is empty`},
+		{[]string{"--allowed-hosts", ":8080"}, `":8080": the name is empty`},
+		{[]string{"--allowed-hosts", "locks.example.com:https"}, `port "https" is not a number from 1 to 65535`},
+		{[]string{"--allowed-hosts", "locks.example.com:99999"}, `port "99999" is not a number`},
+		{[]string{"--allowed-hosts", "https://locks.example.com"}, "it is a URL: give only its host"},
+		{[]string{"--allowed-hosts", "[::1"}, "needs its closing ']'"},
+		{[]string{"--allowed-hosts", "[locks]:80"}, "the part in brackets is no IPv6 address"},
+		{[]string{"--allowed-hosts", "locks..example.com"}, "no empty labels"},
+		{[]string{"--allowed-hosts", "locks example"}, "' ' cannot be in a host name"},
+		{[]string{"--max-conns-per-client", "0"}, "invalid --max-conns-per-client 0"},
 		{[]string{"--max-streams", "0"}, "invalid --max-streams 0"},
 		{[]string{"--max-conns", "32"}, "invalid --max-conns 32: want more than --max-streams (32)"},
 		{[]string{"--idle-timeout", "0s"}, "invalid --idle-timeout"},
@@ -63,7 +73,7 @@ func TestUIRefusesExposure(t *testing.T) {
 		assert.Contains(t, stderr, tc.want, tc.args)
 	}
 	for _, args := range [][]string{
-		{"--listen", "0.0.0.0:8080", "--insecure-listen"},
+		{"--listen", "0.0.0.0:8080", "--insecure-listen", "--allowed-hosts", "locks.example.com,locks.example.com.:8443,10.0.0.1,[::1]:80,::1,my_host"},
 		{"--listen", ":8080", "--auth-token-file", token},
 		{"--listen", "127.0.0.1:8080"},
 		{"--listen", "localhost:8080"},
@@ -76,6 +86,20 @@ func TestUIRefusesExposure(t *testing.T) {
 		require.NoError(t, fs.Parse(args))
 		assert.NoError(t, checkExpose(listen, &e, true), args)
 	}
+}
+
+// The hint of a usage error is printed on lines of its own, not as a
+// literal \n.
+func TestUIUsageHintLines(t *testing.T) {
+	t.Parallel()
+	code, _, stderr := runZklock(t, []string{"ZKLOCK_SERVERS=127.0.0.1:1"}, "ui", "--listen", "0.0.0.0:0")
+	require.Equal(t, exitUsage, code, stderr)
+	require.NotContains(t, stderr, `\n`)
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	require.Len(t, lines, 4, stderr)
+	require.True(t, strings.HasPrefix(lines[0], "zklock: --listen 0.0.0.0:0 reaches beyond loopback"), lines[0])
+	require.True(t, strings.HasPrefix(lines[1], "Require a token (--auth-token-file FILE)"), lines[1])
+	require.Equal(t, "or accept that with --insecure-listen", lines[2])
 }
 
 func TestIsLoopback(t *testing.T) {

@@ -1,14 +1,17 @@
 package lockview_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +29,13 @@ const testToken = "0123456789abcdef-test-token"
 // following redirects, and returns the response (its body read).
 func do(t *testing.T, method, u, host string, hdr map[string]string, form url.Values) (*http.Response, string) {
 	t.Helper()
+	return doFrom(t, "", method, u, host, hdr, form)
+}
+
+// doFrom is do from the loopback address from (e.g. 127.0.0.2; "": the
+// system's choice), as another client.
+func doFrom(t *testing.T, from, method, u, host string, hdr map[string]string, form url.Values) (*http.Response, string) {
+	t.Helper()
 	var body io.Reader
 	if form != nil {
 		body = strings.NewReader(form.Encode())
@@ -42,6 +52,10 @@ func do(t *testing.T, method, u, host string, hdr map[string]string, form url.Va
 		req.Header.Set(k, v)
 	}
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if from != "" {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		c.Transport = &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}
+	}
 	resp, err := c.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -123,12 +137,13 @@ func TestIntegration_ServerToken(t *testing.T) {
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { h.Close(); srv.Close() })
 
-	for _, r := range routes {
+	for i, r := range routes {
 		if strings.HasPrefix(r.path, "/login") || strings.HasPrefix(r.path, "/static/") {
 			continue
 		}
+		from := fmt.Sprintf("127.0.0.%d", 10+i) // each route's wrong tokens from an address of its own: they are slowed per address
 		for _, auth := range []string{"", "Bearer wrong-token-of-some-length", "Bearer " + testToken[:len(testToken)-1], "Basic " + testToken} {
-			resp, _ := do(t, r.method, srv.URL+r.path, "", map[string]string{"Authorization": auth}, url.Values{})
+			resp, _ := doFrom(t, from, r.method, srv.URL+r.path, "", map[string]string{"Authorization": auth}, url.Values{})
 			assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%s %s with %q", r.method, r.path, auth)
 			assert.Contains(t, resp.Header.Get("WWW-Authenticate"), "Bearer")
 		}
@@ -207,4 +222,185 @@ func TestIntegration_ServerStreamCap(t *testing.T) {
 		defer resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}, 20*time.Second, 50*time.Millisecond, "a stream once one ended")
+}
+
+// The page to go to after the login is a path of this server, parsed as a
+// URL: a tab or newline (which a browser drops from a Location, making
+// "/\t/evil.example/" "//evil.example/"), a scheme, a host or a
+// backslash sends to "/" instead.
+func TestLocalNext(t *testing.T) {
+	for next, want := range map[string]string{
+		"/":                        "/",
+		"/lock/locks/web/job":      "/lock/locks/web/job",
+		"/?q=web&sort=age":         "/?q=web&sort=age",
+		"/lock/a%2Fb":              "/lock/a%2Fb",
+		"":                         "/",
+		"/\t/evil.example/":        "/",
+		"/\n/evil.example/":        "/",
+		"/\r\n/evil.example/":      "/",
+		"/ /evil.example/":         "/",
+		"//evil.example/":          "/",
+		"/\\evil.example/":         "/",
+		"\\/evil.example/":         "/",
+		"https://evil.example/":    "/",
+		"http:/evil.example":       "/",
+		"javascript:alert(1)":      "/",
+		"evil.example":             "/",
+		"/%2F/evil.example":        "/%2F/evil.example",
+		"///evil.example":          "/",
+		"/\u00a0/evil.example/":    "/",
+		"/\u2028/evil.example/":    "/",
+		"/lock/x#frag":             "/lock/x",
+		"//user@evil.example/":     "/",
+		"/\x7f/evil.example":       "/",
+		"/%09/evil.example/":       "/%09/evil.example/",
+		"/lock/locks/%E2%9C%93/ok": "/lock/locks/%E2%9C%93/ok",
+	} {
+		assert.Equal(t, want, lockview.LocalNext(next), "%q", next)
+	}
+}
+
+// A login is a session of its own: a random cookie (two logins get two),
+// HttpOnly, SameSite=Strict, that expires; /logout ends it (its cookie
+// then no longer works, another login's still does); a new token
+// (SetAuthToken: a changed --auth-token-file) ends every session, and
+// only the new token is taken; an empty one refuses everyone.
+func TestIntegration_ServerLoginSession(t *testing.T) {
+	c := zktest.Start(t)
+	v := newView(t, connect(t, c), lockview.Config{Root: "/locks"})
+	h := lockview.NewServer(v, lockview.ServerConfig{AuthToken: testToken, SessionTTL: time.Hour})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); srv.Close() })
+	login := func(tok string) *http.Cookie {
+		resp, _ := do(t, "POST", srv.URL+"/login", "", nil, url.Values{"token": {tok}, "next": {"/"}})
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+		require.Len(t, resp.Cookies(), 1)
+		return resp.Cookies()[0]
+	}
+	with := func(ck *http.Cookie) int {
+		resp, _ := do(t, "GET", srv.URL+"/api/locks", "", map[string]string{"Cookie": ck.Name + "=" + ck.Value}, nil)
+		return resp.StatusCode
+	}
+	bearer := func(tok string) int {
+		resp, _ := do(t, "GET", srv.URL+"/api/locks", "", map[string]string{"Authorization": "Bearer " + tok}, nil)
+		return resp.StatusCode
+	}
+	a, b := login(testToken), login(testToken)
+	require.NotEqual(t, a.Value, b.Value, "a session per login")
+	for _, ck := range []*http.Cookie{a, b} {
+		require.True(t, ck.HttpOnly)
+		require.Equal(t, http.SameSiteStrictMode, ck.SameSite)
+		require.Equal(t, 3600, ck.MaxAge, "it expires")
+		require.WithinDuration(t, time.Now().Add(time.Hour), ck.Expires, time.Minute)
+		require.NotContains(t, ck.Value, testToken)
+		require.Equal(t, http.StatusOK, with(ck))
+	}
+
+	resp, _ := do(t, "GET", srv.URL+"/logout", "", map[string]string{"Cookie": a.Name + "=" + a.Value}, nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, "/login", resp.Header.Get("Location"))
+	require.Len(t, resp.Cookies(), 1)
+	require.Equal(t, -1, resp.Cookies()[0].MaxAge, "the browser drops the cookie")
+	require.Equal(t, http.StatusUnauthorized, with(a), "logged out")
+	require.Equal(t, http.StatusOK, with(b), "another login")
+	resp, _ = do(t, "POST", srv.URL+"/logout", "", map[string]string{"Cookie": b.Name + "=" + b.Value, "Sec-Fetch-Site": "same-origin"}, url.Values{})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, http.StatusUnauthorized, with(b), "logged out by POST")
+
+	c1 := login(testToken)
+	const newToken = "another-token-0123456789abcdef"
+	h.SetAuthToken(newToken)
+	require.Equal(t, http.StatusUnauthorized, with(c1), "the token changed")
+	require.Equal(t, http.StatusUnauthorized, bearer(testToken))
+	require.Equal(t, http.StatusOK, bearer(newToken))
+	c2 := login(newToken)
+	require.Equal(t, http.StatusOK, with(c2))
+	h.SetAuthToken("")
+	require.Equal(t, http.StatusUnauthorized, with(c2), "locked")
+	require.Equal(t, http.StatusUnauthorized, bearer(newToken), "locked")
+	resp, _ = do(t, "POST", srv.URL+"/login", "", nil, url.Values{"token": {""}})
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "locked")
+}
+
+// Wrong tokens are slowed per client address: a burst of wrong logins
+// from one address gets 429 with Retry-After once it has tried ten times,
+// the right token from it too (unchecked), and each is logged; the right
+// token from another address goes through at once. Wrong bearer tokens
+// count as wrong logins.
+func TestIntegration_ServerLoginThrottle(t *testing.T) {
+	c := zktest.Start(t)
+	v := newView(t, connect(t, c), lockview.Config{Root: "/locks"})
+	var logs syncBuffer
+	h := lockview.NewServer(v, lockview.ServerConfig{AuthToken: testToken, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); srv.Close() })
+	codes := map[int]int{}
+	for range 30 {
+		resp, _ := doFrom(t, "127.0.0.2", "POST", srv.URL+"/login", "", nil, url.Values{"token": {"wrong-token-0123456789"}})
+		codes[resp.StatusCode]++
+		if resp.StatusCode == http.StatusTooManyRequests {
+			require.NotEmpty(t, resp.Header.Get("Retry-After"))
+		}
+	}
+	require.LessOrEqual(t, codes[http.StatusUnauthorized], 12, "checked: %v", codes)
+	require.GreaterOrEqual(t, codes[http.StatusTooManyRequests], 18, "slowed: %v", codes)
+	resp, body := doFrom(t, "127.0.0.2", "POST", srv.URL+"/login", "", nil, url.Values{"token": {testToken}})
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "not checked while slowed")
+	require.Contains(t, body, "Too many wrong tokens from your address")
+
+	start := time.Now()
+	resp, _ = doFrom(t, "127.0.0.1", "POST", srv.URL+"/login", "", nil, url.Values{"token": {testToken}, "next": {"/"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, "another address")
+	require.Less(t, time.Since(start), time.Second, "at once")
+
+	for range 12 {
+		doFrom(t, "127.0.0.3", "GET", srv.URL+"/api/locks", "", map[string]string{"Authorization": "Bearer wrong-token-0123456789"}, nil)
+	}
+	resp, _ = doFrom(t, "127.0.0.3", "GET", srv.URL+"/api/locks", "", map[string]string{"Authorization": "Bearer " + testToken}, nil)
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "wrong bearer tokens count")
+	resp, _ = doFrom(t, "127.0.0.1", "GET", srv.URL+"/api/locks", "", map[string]string{"Authorization": "Bearer " + testToken}, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	out := logs.String()
+	require.Contains(t, out, "wrong token")
+	require.Contains(t, out, "client=127.0.0.2")
+	require.Contains(t, out, "slowing this address down")
+	require.Contains(t, out, "client=127.0.0.3")
+	require.NotContains(t, out, "wrong-token-0123456789", "never the token tried")
+}
+
+// /static/ serves the page's files, without the token (the login form
+// needs them), but never their listing.
+func TestIntegration_ServerStaticNoListing(t *testing.T) {
+	c := zktest.Start(t)
+	v := newView(t, connect(t, c), lockview.Config{Root: "/locks"})
+	h := lockview.NewServer(v, lockview.ServerConfig{AuthToken: testToken})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); srv.Close() })
+	for _, p := range []string{"/static/", "/static/?C=M;O=D", "/static//", "/static/./"} {
+		resp, body := do(t, "GET", srv.URL+p, "", nil, nil)
+		require.NotEqual(t, http.StatusOK, resp.StatusCode, p)
+		require.NotContains(t, body, "live.js", p)
+		require.NotContains(t, body, "pages.html", p)
+	}
+	resp, _ := do(t, "GET", srv.URL+"/static/style.css", "", nil, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

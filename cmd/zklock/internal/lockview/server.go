@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"html/template"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -30,9 +31,16 @@ type ServerConfig struct {
 	// route, before routing (DNS rebinding).
 	AllowedHosts []string
 	// AuthToken, if not empty, is required of every request but the
-	// login form's: as "Authorization: Bearer TOKEN" or as the cookie the
-	// login form sets.
+	// login form's, the logout's and the static files': as
+	// "Authorization: Bearer TOKEN" or as the cookie of a login session
+	// (the login form's). SetAuthToken replaces it. Wrong tokens are
+	// slowed per client address: loginBurst at once, then one per
+	// loginEvery; more get 429 without being checked.
 	AuthToken string
+	// SessionTTL is how long a login session lasts (default 12h).
+	SessionTTL time.Duration
+	// Logger gets wrong tokens and token changes (default: discarded).
+	Logger *slog.Logger
 	// MaxStreams bounds the event streams open at once (default 32); one
 	// more gets 503 with Retry-After.
 	MaxStreams int
@@ -48,7 +56,11 @@ type Server struct {
 	v        *View
 	cfg      ServerConfig
 	hosts    []hostRule
-	cookie   string        // the login cookie's value, when a token is required
+	auth     bool // a token is required (AuthToken was set)
+	authMu   sync.RWMutex
+	tok      string // the token required now
+	sessions *sessions
+	throttle *throttle
 	streams  chan struct{} // a slot per open event stream
 	token    string        // the revoke form's, against cross-site posts
 	tmpl     *template.Template
@@ -67,11 +79,17 @@ func NewServer(v *View, cfg ServerConfig) *Server {
 	if cfg.MaxStreams <= 0 {
 		cfg.MaxStreams = 32
 	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = 12 * time.Hour
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
 	s := &Server{v: v, cfg: cfg, allowRevoke: cfg.AllowRevoke, hosts: hostRules(cfg.AllowedHosts), streams: make(chan struct{}, cfg.MaxStreams),
 		token: hex.EncodeToString(b[:]), mux: http.NewServeMux(), quit: make(chan struct{})}
-	if cfg.AuthToken != "" {
-		s.cookie = s.cookieValue()
-	}
+	s.auth, s.tok = cfg.AuthToken != "", cfg.AuthToken
+	s.sessions = newSessions(cfg.SessionTTL, maxSessions)
+	s.throttle = newThrottle(loginBurst, loginEvery, maxThrottled)
 	s.tmpl = template.Must(template.New("").Funcs(template.FuncMap{
 		"rfc":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"clock":   func(t time.Time) string { return t.Local().Format("15:04:05") },
@@ -89,7 +107,7 @@ func NewServer(v *View, cfg ServerConfig) *Server {
 		"ms":      func(ms int64) string { return (time.Duration(ms) * time.Millisecond).String() },
 	}).ParseFS(assets, "assets/pages.html"))
 	static, _ := fs.Sub(assets, "assets")
-	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	s.mux.Handle("GET /static/", http.StripPrefix("/static/", filesOnly(http.FileServerFS(static))))
 	s.mux.HandleFunc("GET /{$}", s.overview)
 	s.mux.HandleFunc("GET /lock/{path...}", s.lock)
 	s.mux.HandleFunc("GET /api/locks", s.apiLocks)
@@ -99,6 +117,8 @@ func NewServer(v *View, cfg ServerConfig) *Server {
 	s.mux.HandleFunc("POST /revoke", s.revoke)
 	s.mux.HandleFunc("GET /login", s.loginForm)
 	s.mux.HandleFunc("POST /login", s.login)
+	s.mux.HandleFunc("GET /logout", s.logout)
+	s.mux.HandleFunc("POST /logout", s.logout)
 	s.handler = http.NewCrossOriginProtection().Handler(s.mux)
 	return s
 }
@@ -114,11 +134,38 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "403 forbidden: this server does not answer to the Host "+strconv.Quote(r.Host)+" (zklock ui --allowed-hosts)", http.StatusForbidden)
 		return
 	}
-	if !s.authorized(r) && r.URL.Path != "/login" && !strings.HasPrefix(r.URL.Path, "/static/") {
-		s.unauthorized(w, r)
-		return
+	if r.URL.Path != "/login" && r.URL.Path != "/logout" && !strings.HasPrefix(r.URL.Path, "/static/") {
+		switch ok, wait := s.authorized(r); {
+		case wait > 0:
+			tooOften(w, wait)
+			return
+		case !ok:
+			s.unauthorized(w, r)
+			return
+		}
 	}
 	s.handler.ServeHTTP(w, r)
+}
+
+// Bounds of the login: wrong tokens allowed at once per client address,
+// then one per loginEvery; the addresses and sessions kept.
+const (
+	loginBurst   = 10
+	loginEvery   = time.Second
+	maxThrottled = 4096
+	maxSessions  = 1024
+)
+
+// filesOnly serves the static files, never a listing of them: a
+// directory's path is 404.
+func filesOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "" || r.URL.Path == "." || strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Close ends the event streams, so that an http.Server can shut down.
@@ -128,6 +175,7 @@ func (s *Server) Close() { s.quitOnce.Do(func() { close(s.quit) }) }
 type page struct {
 	Title, Root, Namespace string
 	ReadOnly, AllowRevoke  bool
+	Auth                   bool // a token is required: the page offers to log out
 	Status                 Status
 	Events                 string // the URL of the page's event stream
 
@@ -142,7 +190,7 @@ type page struct {
 }
 
 func (s *Server) base(title string) page {
-	return page{Title: title, Root: s.v.cfg.Root, Namespace: s.v.s.Namespace(), ReadOnly: !s.allowRevoke, AllowRevoke: s.allowRevoke}
+	return page{Title: title, Root: s.v.cfg.Root, Namespace: s.v.s.Namespace(), ReadOnly: !s.allowRevoke, AllowRevoke: s.allowRevoke, Auth: s.auth}
 }
 
 // overviewPage is the overview as filtered and sorted by r's q and sort.

@@ -1,0 +1,4 @@
+package lockview
+
+// LocalNext is localNext, for the external tests.
+var LocalNext = localNext
