@@ -77,7 +77,7 @@
 //
 // Every server and connection is stopped by t.Cleanup, also when the test
 // fails or panics. Servers also get SIGKILL when the test binary dies
-// (Pdeathsig), and each is recorded in a pid file under
+// (Pdeathsig, on Linux), and each is recorded in a pid file under
 // os.TempDir()/zktest-pids so that the next Start kills servers whose test
 // binary was itself killed. RunningServers lists the servers of this
 // binary that are still alive; call it from TestMain after m.Run.
