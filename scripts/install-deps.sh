@@ -15,6 +15,8 @@
 #   chromium                a headless browser, for zklock ui's browser tests
 #   gcc                     a C compiler, unless cc or gcc is on PATH: go test -race
 #                           needs cgo
+#   docker-registry         a container registry the containers backend's pull test
+#                           runs on 127.0.0.1 (it serves nothing else)
 # Idempotent: a machine that has everything is left untouched (no apt-get
 # update). Supported on Debian and Ubuntu, as root (or with passwordless
 # sudo). Elsewhere it explains what to install and exits 1.
@@ -37,6 +39,9 @@ fi
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
 	missing+=(chromium)
 fi
+if ! command -v docker-registry >/dev/null 2>&1; then
+	missing+=(docker-registry)
+fi
 for p in libcurator-recipes-java python3-kazoo; do
 	installed "$p" || missing+=("$p")
 done
@@ -48,7 +53,7 @@ done
 
 newer="$(dirname "$0")/fetch-newer.sh"
 if [ ${#missing[@]} -eq 0 ]; then
-	echo "install-deps: ZooKeeper, Java, Curator, kazoo, PostgreSQL, chromium and a C compiler are already installed"
+	echo "install-deps: ZooKeeper, Java, Curator, kazoo, PostgreSQL, chromium, docker-registry and a C compiler are already installed"
 	exec "$newer"
 fi
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Build the ZooKeeper images that zktest's containers backend runs, from
-# Debian packages, without any container registry:
+# Debian packages, without any container registry, in the official
+# `zookeeper` image's layout (/docker-entrypoint.sh, zkServer.sh
+# start-foreground, /conf, /data, the ZOO_* variables):
 #   mmdebstrap (this machine's own Debian mirror, read from its apt sources)
 #   -> root file system tarball -> docker import (entrypoint, env, labels).
 # Both images share bookworm's root file system (Java, iproute2, iptables);
@@ -43,7 +45,7 @@ for a in "$@"; do
 	--force) mode=force ;;
 	--if-engine) soft=1 ;;
 	3.9 | 3.8) versions+=("$a") ;;
-	-h | --help) sed -n '2,24p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,25p' "$0"; exit 0 ;;
 	*) die "unknown argument $a (want --tag, --force, --if-engine, 3.9 or 3.8)" ;;
 	esac
 done
@@ -130,24 +132,46 @@ work=$(mktemp -d /tmp/zk-image-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 began=$(date +%s)
 
-# The entrypoint writes zoo.cfg from $ZOO_CFG (standalone defaults when
-# unset) and myid from $ZOO_MY_ID, then runs the server in the foreground.
-cat >"$work/zk-run" <<'EOF'
-#!/bin/sh
+# The image has the official `zookeeper` image's layout and environment, so
+# that the containers backend runs it and the official one alike:
+# /docker-entrypoint.sh writes /conf/zoo.cfg from the ZOO_* variables unless
+# the file exists, and /data/myid from ZOO_MY_ID unless it exists, then runs
+# its arguments, by default `zkServer.sh start-foreground` (on PATH), which
+# runs the server in the foreground with $SERVER_JVMFLAGS and $JVMFLAGS.
+cat >"$work/docker-entrypoint.sh" <<'EOF'
+#!/bin/bash
 set -e
-mkdir -p /data /conf
-if [ -n "$ZOO_CFG" ]; then
-	printf '%s\n' "$ZOO_CFG" >/conf/zoo.cfg
-else
-	printf 'tickTime=2000\ninitLimit=10\nsyncLimit=5\ndataDir=/data\nclientPort=2181\n4lw.commands.whitelist=*\nadmin.enableServer=false\n' >/conf/zoo.cfg
+mkdir -p "$ZOO_CONF_DIR" "$ZOO_DATA_DIR" "$ZOO_DATA_LOG_DIR" "$ZOO_LOG_DIR"
+if [[ ! -f "$ZOO_CONF_DIR/zoo.cfg" ]]; then
+	{
+		echo "dataDir=$ZOO_DATA_DIR"
+		echo "dataLogDir=$ZOO_DATA_LOG_DIR"
+		echo "tickTime=$ZOO_TICK_TIME"
+		echo "initLimit=$ZOO_INIT_LIMIT"
+		echo "syncLimit=$ZOO_SYNC_LIMIT"
+		echo "autopurge.snapRetainCount=$ZOO_AUTOPURGE_SNAPRETAINCOUNT"
+		echo "autopurge.purgeInterval=$ZOO_AUTOPURGE_PURGEINTERVAL"
+		echo "maxClientCnxns=$ZOO_MAX_CLIENT_CNXNS"
+		echo "standaloneEnabled=$ZOO_STANDALONE_ENABLED"
+		echo "admin.enableServer=$ZOO_ADMINSERVER_ENABLED"
+		for server in ${ZOO_SERVERS:-server.1=localhost:2888:3888;2181}; do echo "$server"; done
+		if [[ -n $ZOO_4LW_COMMANDS_WHITELIST ]]; then echo "4lw.commands.whitelist=$ZOO_4LW_COMMANDS_WHITELIST"; fi
+		for extra in $ZOO_CFG_EXTRA; do echo "$extra"; done
+	} >"$ZOO_CONF_DIR/zoo.cfg"
 fi
-if [ -n "$ZOO_MY_ID" ]; then echo "$ZOO_MY_ID" >/data/myid; fi
-# ZK_CLASSPATH: the server's jars, dependencies first (the 3.9 image's).
-# shellcheck disable=SC2086
-exec java $JVMFLAGS -cp "${ZK_CLASSPATH:-/usr/share/java/zookeeper.jar}:/usr/share/java/slf4j-simple.jar" \
-	org.apache.zookeeper.server.quorum.QuorumPeerMain /conf/zoo.cfg
+if [[ ! -f "$ZOO_DATA_DIR/myid" ]]; then echo "${ZOO_MY_ID:-1}" >"$ZOO_DATA_DIR/myid"; fi
+exec "$@"
 EOF
-chmod 0755 "$work/zk-run"
+cat >"$work/zkServer.sh" <<'EOF'
+#!/bin/sh
+# zkServer.sh start-foreground, as the official image runs it; ZK_CLASSPATH
+# is the server's jars, dependencies first (the 3.9 image's).
+[ "$1" = start-foreground ] || { echo "zkServer.sh: this image supports only start-foreground" >&2; exit 2; }
+# shellcheck disable=SC2086
+exec java $SERVER_JVMFLAGS $JVMFLAGS -cp "${ZK_CLASSPATH:-/usr/share/java/zookeeper.jar}:/usr/share/java/slf4j-simple.jar" \
+	org.apache.zookeeper.server.quorum.QuorumPeerMain "${ZOOCFGDIR:-/conf}/zoo.cfg"
+EOF
+chmod 0755 "$work/docker-entrypoint.sh" "$work/zkServer.sh"
 
 hooks=()
 # Reuse the host's downloaded packages when there are any (apt checks them).
@@ -163,8 +187,9 @@ mmdebstrap --variant=essential --include="$packages" \
 	--aptopt='APT::Install-Recommends "false"' \
 	"${hooks[@]}" \
 	--setup-hook='mkdir -p "$1/usr/share/man/man1"' \
-	--customize-hook='mkdir -p "$1/usr/local/bin" "$1/data" "$1/conf"' \
-	--customize-hook="cp '$work/zk-run' \"\$1/usr/local/bin/zk-run\"" \
+	--customize-hook='mkdir -p "$1/usr/local/bin" "$1/data" "$1/datalog" "$1/logs" "$1/conf"' \
+	--customize-hook="cp '$work/docker-entrypoint.sh' \"\$1/docker-entrypoint.sh\"" \
+	--customize-hook="cp '$work/zkServer.sh' \"\$1/usr/local/bin/zkServer.sh\"" \
 	--customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/* "$1"/var/log/* "$1"/usr/share/doc-base "$1"/usr/share/common-licenses "$1"/usr/share/man' \
 	"$suite" "$work/root.tar" "${sources[@]}" ||
 	die "mmdebstrap failed (see above); the mirrors were: ${sources[*]}"
@@ -184,8 +209,9 @@ for v in "${todo[@]}"; do
 	fi
 	content=$(sha256sum "$tar" | cut -c1-16)
 	docker import \
-		--change 'ENTRYPOINT ["/usr/local/bin/zk-run"]' \
-		--change 'ENV JAVA_TOOL_OPTIONS= JVMFLAGS=-Xmx256m' \
+		--change 'ENTRYPOINT ["/docker-entrypoint.sh"]' \
+		--change 'CMD ["zkServer.sh", "start-foreground"]' \
+		--change 'ENV JAVA_TOOL_OPTIONS= JVMFLAGS=-Xmx256m ZOOCFGDIR=/conf ZOO_CONF_DIR=/conf ZOO_DATA_DIR=/data ZOO_DATA_LOG_DIR=/datalog ZOO_LOG_DIR=/logs ZOO_TICK_TIME=2000 ZOO_INIT_LIMIT=5 ZOO_SYNC_LIMIT=2 ZOO_AUTOPURGE_PURGEINTERVAL=0 ZOO_AUTOPURGE_SNAPRETAINCOUNT=3 ZOO_MAX_CLIENT_CNXNS=60 ZOO_STANDALONE_ENABLED=true ZOO_ADMINSERVER_ENABLED=false' \
 		"${env[@]}" \
 		--change 'WORKDIR /data' \
 		--change 'EXPOSE 2181 2888 3888' \

@@ -59,13 +59,15 @@ type Cluster struct {
 	backend string
 	dirs    []string // per-member directories (local backend)
 	tls     *TLS     // WithTLS: the key material; nil for plaintext
+	origin  string   // local backend: where its server was found
 }
 
 // Start starts a standalone ZooKeeper server (or WithServers(n) servers)
 // and returns when it serves requests. It fails the test (t.Fatal, so it
 // must be called from the test's goroutine) when the servers cannot be
 // started within the start timeout; when java or ZooKeeper is missing the
-// message says to run `make deps` (scripts/install-deps.sh).
+// error (wrapping ErrNoServer) lists where it looked and how to install
+// them.
 //
 // The backend is chosen by the environment: ZK_SERVERS=host:port,... uses
 // that existing ensemble (options other than the start timeout are then

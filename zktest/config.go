@@ -1,11 +1,11 @@
 package zktest
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,51 +15,50 @@ import (
 // Where Debian's zookeeper package puts its jars. The zookeeper jar's
 // manifest Class-Path names every dependency, so it is the whole classpath.
 const (
-	debianJavaDir      = "/usr/share/java"
-	debianZooKeeperJar = "/usr/share/java/zookeeper.jar"
-	debianSLF4JSimple  = "/usr/share/java/slf4j-simple.jar"
-	mainClass          = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+	debianSLF4JSimple = "/usr/share/java/slf4j-simple.jar"
+	mainClass         = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 )
 
-// envClasspath, when set, replaces the release EnvVersion selects as the
-// server classpath (for a ZooKeeper 3.6+ tarball: "/opt/zookeeper/lib/*").
+// envClasspath, when set, replaces the server the local backend would find
+// as the server classpath (for a ZooKeeper 3.6+ tarball:
+// "/opt/zookeeper/lib/*"); Debian's slf4j-simple is added when present.
 const envClasspath = "ZKTEST_CLASSPATH"
 
 // javaSetup is what the local backend needs from the machine.
 type javaSetup struct {
 	java      string
 	classpath string
-	slf4j     string // slf4j-simple jar, or "" when absent
+	slf4j     string // slf4j-simple jar, or "" when absent or not wanted
+	debian    bool   // Debian's jars: add the netty extras TLS needs
+	where     string // where the server was found, for the log
 }
 
-// findJava locates java and ZooKeeper release version ("" for the one
-// EnvVersion selects), or explains how to install them.
-func findJava(version string) (javaSetup, error) {
+// findJava locates java and the ZooKeeper server to run: ZKTEST_CLASSPATH,
+// else the installation at home (WithServerHome) or found by findServer,
+// of release version ("" for the one EnvVersion selects, if any).
+func findJava(version, home string) (javaSetup, error) {
 	var s javaSetup
-	hint := "run `make deps` (scripts/install-deps.sh) to install ZooKeeper and Java"
-	java := "java"
-	if home := os.Getenv("JAVA_HOME"); home != "" {
-		java = filepath.Join(home, "bin", "java")
-	}
-	p, err := exec.LookPath(java)
-	if err != nil {
-		return s, fmt.Errorf("zktest: java not found (%v); %s", err, hint)
-	}
-	s.java = p
+	java, jerr := lookJava()
+	s.java = java
 	s.classpath = os.Getenv(envClasspath)
-	if s.classpath == "" {
-		v, err := SelectedVersion()
-		if version != "" {
-			v, err = checkVersion(version, "WithVersion")
+	if s.classpath != "" {
+		s.where, s.debian = envClasspath, true
+		if fileExists(debianSLF4JSimple) {
+			s.slf4j = debianSLF4JSimple
 		}
-		if err != nil {
-			return s, err
-		}
-		if s.classpath, err = releaseFor(v).classpath(); err != nil {
-			return s, err
-		}
+		return s, jerr
 	}
-	if _, err := os.Stat(debianSLF4JSimple); err == nil {
+	want, err := wantedVersion(version)
+	if err != nil {
+		return s, err
+	}
+	in, serr := findServer(home, want)
+	if err := errors.Join(jerr, serr); err != nil {
+		return s, err
+	}
+	s.classpath = strings.Join(in.jars, string(os.PathListSeparator))
+	s.where, s.debian = in.where, in.debian
+	if in.debian && fileExists(debianSLF4JSimple) {
 		s.slf4j = debianSLF4JSimple
 	}
 	return s, nil
@@ -144,7 +143,8 @@ func writeConfig(cfg *config, dir string, i int, all []ports) (string, error) {
 // javaArgs builds the server command line. The zktest.owner and zktest.dir
 // properties mark the process as ours for the reaper and for leak checks.
 func javaArgs(cfg *config, js javaSetup, clusterDir, cfgPath string, tc *TLS, member int) []string {
-	extra := map[string]string{"zktest.owner": strconv.Itoa(os.Getpid()), "zktest.dir": clusterDir}
+	extra := map[string]string{"zktest.owner": strconv.Itoa(os.Getpid()), "zktest.dir": clusterDir,
+		"logback.configurationFile": filepath.Join(clusterDir, logbackFile)}
 	if tc != nil {
 		maps.Copy(extra, tc.serverProps(member))
 	}
@@ -154,7 +154,7 @@ func javaArgs(cfg *config, js javaSetup, clusterDir, cfgPath string, tc *TLS, me
 	if js.slf4j != "" {
 		cp += string(os.PathListSeparator) + js.slf4j
 	}
-	if tc != nil {
+	if tc != nil && js.debian {
 		// Netty's TLS handler needs netty-codec (and the transport its
 		// resolver), which Debian's zookeeper jar does not list.
 		for _, jar := range []string{"netty-codec.jar", "netty-resolver.jar", "netty-transport-native-unix-common.jar"} {
@@ -169,4 +169,25 @@ func javaArgs(cfg *config, js javaSetup, clusterDir, cfgPath string, tc *TLS, me
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// logbackFile is the logging configuration, in the cluster directory, of a
+// release that logs through logback (3.8 and later) rather than Debian's
+// slf4j-simple: one line per event on stdout at WARN, or INFO with
+// WithLogOutput, as slf4j-simple's lines.
+const logbackFile = "logback.xml"
+
+func writeLogback(dir string, info bool) error {
+	level := "WARN"
+	if info {
+		level = "INFO"
+	}
+	xml := `<configuration>
+  <appender name="OUT" class="ch.qos.logback.core.ConsoleAppender">
+    <encoder><pattern>%d{HH:mm:ss.SSS} [%thread] %-5level %logger - %msg%n</pattern></encoder>
+  </appender>
+  <root level="` + level + `"><appender-ref ref="OUT"/></root>
+</configuration>
+`
+	return os.WriteFile(filepath.Join(dir, logbackFile), []byte(xml), 0o644)
 }

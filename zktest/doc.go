@@ -26,17 +26,31 @@
 //
 // # Backends
 //
-// By default servers are local java processes running Debian's newest
-// ZooKeeper 3.9, unpacked by scripts/fetch-newer.sh into /var/cache/zklock
-// (ZKLOCK_CACHE), or bookworm's 3.8.0 with ZKTEST_ZK_VERSION=3.8 (see
-// EnvVersion; WithVersion selects one cluster's; ZKTEST_CLASSPATH overrides
-// all). Each server runs in its
-// own process group, with free ports on 127.0.0.1, tickTime 100ms,
-// a 256 MiB serial-GC client-compiler JVM, all four-letter words enabled
-// and TTL nodes allowed. A standalone server starts in about half a second
-// and a 3-server ensemble in about one. If java or ZooKeeper is missing,
-// Start fails the test with a message to run `make deps`
-// (scripts/install-deps.sh); it does not skip, so a CI machine without
+// By default servers are local java processes on 127.0.0.1. Start runs the
+// ZooKeeper server it finds first, looking in this order (EnvSearch names
+// fewer places, or another order):
+//
+//   - ZOOKEEPER_HOME: an unpacked Apache binary release
+//     (apache-zookeeper-X.Y.Z-bin, its lib/*.jar), a Homebrew prefix or a
+//     directory of Debian's jars (see EnvHome);
+//   - zklock's development cache, $ZKLOCK_CACHE/zookeeper-3.9 (default
+//     /var/cache/zklock): Debian's newest 3.9 beside the system's jars;
+//   - zkServer.sh on PATH: a release's bin/ (tarball under /opt, say) or
+//     Homebrew's (brew install zookeeper), symbolic links followed;
+//   - Debian's and Ubuntu's packages (apt install zookeeper):
+//     /usr/share/java/zookeeper.jar, zookeeper-jute.jar first when present.
+//
+// WithServerHome names one installation for a cluster, and
+// ZKTEST_CLASSPATH a class path that overrides everything. ZKTEST_ZK_VERSION
+// ("3.9", "3.8"; see EnvVersion) or WithVersion skips installations of
+// other releases. java is $JAVA_HOME/bin/java, java on PATH, or
+// Homebrew's openjdk. Each server runs in its own process group, with free
+// ports on 127.0.0.1, tickTime 100ms, a 256 MiB serial-GC client-compiler
+// JVM, all four-letter words enabled and TTL nodes allowed. A standalone
+// server starts in about half a second and a 3-server ensemble in about
+// one. If java or ZooKeeper is missing, Start fails the test with an error
+// (ErrNoServer) that lists each place it looked at and why it did not fit,
+// and how to install a server; it does not skip, so a CI machine without
 // ZooKeeper cannot pass by running nothing.
 //
 // ZK_SERVERS=host:port,... runs the same tests against an existing
@@ -63,7 +77,7 @@
 //
 // Every server and connection is stopped by t.Cleanup, also when the test
 // fails or panics. Servers also get SIGKILL when the test binary dies
-// (Pdeathsig), and each is recorded in a pid file under
+// (Pdeathsig, on Linux), and each is recorded in a pid file under
 // os.TempDir()/zktest-pids so that the next Start kills servers whose test
 // binary was itself killed. RunningServers lists the servers of this
 // binary that are still alive; call it from TestMain after m.Run.

@@ -41,7 +41,7 @@ var errPortClash = errors.New("zktest: a server could not bind its port")
 
 func startLocal(t testing.TB, cfg config) *Cluster {
 	t.Helper()
-	js, err := findJava(cfg.version)
+	js, err := findJava(cfg.version, cfg.serverHome)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +51,9 @@ func startLocal(t testing.TB, cfg config) *Cluster {
 	// TempDir before Cleanup: cleanups run last-in first-out, so the
 	// servers are dead before the directory is removed.
 	lb := &localBackend{cfg: &cfg, js: js, dir: t.TempDir()}
+	if err := writeLogback(lb.dir, cfg.logOutput != nil); err != nil {
+		t.Fatalf("zktest: logging configuration: %v", err)
+	}
 	if cfg.tls {
 		if lb.tls, err = writeTLS(lb.dir, cfg.clientAuth, cfg.tlsNames); err != nil {
 			t.Fatalf("zktest: TLS material: %v", err)
@@ -60,7 +63,7 @@ func startLocal(t testing.TB, cfg config) *Cluster {
 	for attempt := 1; ; attempt++ {
 		servers, err := lb.boot()
 		if err == nil {
-			c := &Cluster{cfg: cfg, servers: servers, book: newSessionBook(), ctl: lb, backend: "local", tls: lb.tls}
+			c := &Cluster{cfg: cfg, servers: servers, book: newSessionBook(), ctl: lb, backend: "local", tls: lb.tls, origin: js.where}
 			for _, m := range lb.members {
 				c.dirs = append(c.dirs, m.dir)
 			}

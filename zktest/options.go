@@ -23,6 +23,7 @@ type config struct {
 	tlsNames       []string // WithTLSHostNames
 	quorumRelay    bool     // WithQuorumRelay
 	version        string   // WithVersion; "": EnvVersion's
+	serverHome     string   // WithServerHome; "": search
 }
 
 func defaultConfig(servers int) config {
@@ -43,7 +44,8 @@ func defaultConfig(servers int) config {
 func WithServers(n int) Option { return func(c *config) { c.servers = n } }
 
 // WithVersion selects this cluster's ZooKeeper release ("3.9", "3.8") for
-// the local backend, as EnvVersion does for every cluster; an unknown value
+// the local backend, as EnvVersion does for every cluster: the search (see
+// EnvSearch) skips installations of other releases, and an unknown value
 // fails Start. It excludes the other backends (ZK_SERVERS, containers),
 // which ignore it, and ZKTEST_CLASSPATH still overrides it:
 // Cluster.ServerVersion says which release answers.

@@ -34,7 +34,7 @@ func startProcess(java string, args []string, dir string, out *logSink, clusterD
 	cmd.Dir = dir
 	cmd.Stdout = out
 	cmd.Stderr = out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("zktest: start %s: %w", java, err)
 	}

@@ -58,9 +58,11 @@ func TestReapOrphans(t *testing.T) {
 func TestFindJavaMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	t.Setenv("JAVA_HOME", "")
-	_, err := findJava("")
-	require.Error(t, err)
-	require.True(t, strings.Contains(err.Error(), "make deps"), err.Error())
+	t.Setenv(envClasspath, "/x.jar")
+	_, err := findJava("", "")
+	require.ErrorIs(t, err, ErrNoServer)
+	require.True(t, strings.Contains(err.Error(), "sudo apt install default-jre-headless"), err.Error())
+	require.False(t, strings.Contains(err.Error(), "make"), err.Error())
 }
 
 func TestLimits(t *testing.T) {

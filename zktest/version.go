@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,29 +13,27 @@ import (
 )
 
 // EnvVersion ("ZKTEST_ZK_VERSION") selects the ZooKeeper release the local
-// backend runs: "3.9" (DefaultVersion, Debian's newest 3.9, from the cache
-// that scripts/fetch-newer.sh fills) or "3.8" (Debian bookworm's zookeeper
-// package, 3.8.0). Any other value fails Start with a message listing
-// these. ZKTEST_CLASSPATH, when set, overrides both.
+// backend runs: "3.9" or "3.8". The local backend then runs the first
+// server of that release it finds (see EnvSearch); unset, it runs the
+// first server it finds, whatever its release. Any other value fails Start
+// with a message listing these. ZKTEST_CLASSPATH, when set, overrides it.
+// The containers backend runs ImageRepo tagged with it (DefaultVersion
+// when unset).
 const EnvVersion = "ZKTEST_ZK_VERSION"
 
-// DefaultVersion is the release Start runs when EnvVersion is unset.
+// DefaultVersion is the release SelectedVersion reports when EnvVersion is
+// unset: the one zklock's development cache holds and its images default
+// to.
 const DefaultVersion = "3.9"
 
-// EnvCache ("ZKLOCK_CACHE") is the directory that scripts/fetch-newer.sh
-// unpacks the newer Debian releases into; default DefaultCache.
+// EnvCache ("ZKLOCK_CACHE") is the directory of zklock's development cache,
+// where the local backend looks for Debian's newest ZooKeeper 3.9
+// (zookeeper-3.9/usr/share/java); default DefaultCache.
 const EnvCache = debcache.Env
 
-// DefaultCache is where scripts/fetch-newer.sh puts its releases unless
-// ZKLOCK_CACHE says otherwise.
+// DefaultCache is zklock's development cache unless ZKLOCK_CACHE says
+// otherwise.
 const DefaultCache = debcache.Default
-
-// A release is one ZooKeeper server release the local backend can run.
-type release struct {
-	name string   // "3.9", "3.8"
-	jars []string // class path, dependencies first (see classpathFor)
-	hint string   // how to get it
-}
 
 // Versions lists the values EnvVersion accepts, the default first.
 func Versions() []string { return []string{"3.9", "3.8"} }
@@ -64,32 +61,16 @@ func checkVersion(v, from string) (string, error) {
 // CacheDir returns $ZKLOCK_CACHE or DefaultCache.
 func CacheDir() string { return debcache.Dir() }
 
-// releaseFor returns the jars of release v. Each Debian jar's manifest
-// Class-Path names bookworm's 3.8 jars (zookeeper-jute.jar among them),
-// and the JVM searches a jar's Class-Path right after that jar: so the 3.9
-// jute jar comes before the 3.9 server jar, or 3.8's jute classes win.
-func releaseFor(v string) release {
-	switch v {
-	case "3.8":
-		return release{name: v, jars: []string{debianZooKeeperJar}, hint: "run `make deps` (scripts/install-deps.sh) to install Debian's zookeeper package"}
-	default:
-		dir := filepath.Join(CacheDir(), "zookeeper-3.9", "usr", "share", "java")
-		return release{
-			name: v,
-			jars: []string{filepath.Join(dir, "zookeeper-jute.jar"), filepath.Join(dir, "zookeeper.jar")},
-			hint: "run `make deps` (scripts/install-deps.sh runs scripts/fetch-newer.sh), or " + EnvVersion + "=3.8 for bookworm's 3.8.0",
-		}
+// wantedVersion returns the release a cluster must run: option's
+// (WithVersion) if set, else EnvVersion's, else "" (any release).
+func wantedVersion(option string) (string, error) {
+	if option != "" {
+		return checkVersion(option, "WithVersion")
 	}
-}
-
-// classpath returns the release's class path, or says what is missing.
-func (r release) classpath() (string, error) {
-	for _, j := range r.jars {
-		if _, err := os.Stat(j); err != nil {
-			return "", fmt.Errorf("zktest: ZooKeeper %s not found (%v); %s, or set %s", r.name, err, r.hint, envClasspath)
-		}
+	if env := os.Getenv(EnvVersion); strings.TrimSpace(env) != "" {
+		return checkVersion(env, EnvVersion)
 	}
-	return strings.Join(r.jars, string(os.PathListSeparator)), nil
+	return "", nil
 }
 
 // ServerVersion asks member i for its release with the srvr four-letter
@@ -152,6 +133,9 @@ func (c *Cluster) logVersion(t testing.TB) {
 	v, err := c.ServerVersion(0)
 	if err != nil {
 		v = "of unknown version (" + err.Error() + ")"
+	}
+	if c.origin != "" {
+		v += " from " + c.origin
 	}
 	t.Logf("zktest: ZooKeeper %s, %s backend, %d server(s) at %s", v, c.backend, len(c.servers), c.ConnectString())
 }

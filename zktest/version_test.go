@@ -38,24 +38,25 @@ func TestSelectedVersion(t *testing.T) {
 func TestUnknownVersionFailsFindJava(t *testing.T) {
 	t.Setenv(envClasspath, "")
 	t.Setenv(EnvVersion, "4.0")
-	_, err := findJava("")
+	_, err := findJava("", "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "want one of 3.9, 3.8")
 }
 
-// The 3.9 class path puts the 3.9 jute jar before the server jar: the
-// server jar's manifest names bookworm's 3.8 jute jar, searched right
-// after it.
-func TestReleaseClasspathOrder(t *testing.T) {
-	t.Setenv(EnvCache, "/c")
-	jars := releaseFor("3.9").jars
-	require.Len(t, jars, 2)
-	assert.Equal(t, "/c/zookeeper-3.9/usr/share/java/zookeeper-jute.jar", jars[0])
-	assert.Equal(t, "/c/zookeeper-3.9/usr/share/java/zookeeper.jar", jars[1])
-	_, err := releaseFor("3.9").classpath()
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "ZooKeeper 3.9 not found")
-	assert.Contains(t, err.Error(), "ZKTEST_ZK_VERSION=3.8")
+// Unset, ZKTEST_ZK_VERSION asks for no release in particular: the local
+// backend runs the first server it finds.
+func TestWantedVersion(t *testing.T) {
+	t.Setenv(EnvVersion, "")
+	v, err := wantedVersion("")
+	require.NoError(t, err)
+	assert.Equal(t, "", v)
+	t.Setenv(EnvVersion, "3.8")
+	v, err = wantedVersion("")
+	require.NoError(t, err)
+	assert.Equal(t, "3.8", v)
+	v, err = wantedVersion("3.9")
+	require.NoError(t, err)
+	assert.Equal(t, "3.9", v)
 }
 
 func TestParseVersion(t *testing.T) {
@@ -100,11 +101,11 @@ func TestExistsNeedsRead(t *testing.T) {
 func TestWithVersionOverridesEnv(t *testing.T) {
 	t.Setenv(envClasspath, "")
 	t.Setenv(EnvVersion, "4.0")
-	_, err := findJava("3.8")
+	_, err := findJava("3.8", "")
 	if err != nil { // a machine without bookworm's server: at least not the variable's error
 		assert.NotContains(t, err.Error(), "want one of")
 	}
-	_, err = findJava("3.7")
+	_, err = findJava("3.7", "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `WithVersion="3.7": want one of 3.9, 3.8`)
 }

@@ -50,6 +50,34 @@ func withoutOurs(t *testing.T, download string) string {
 	return view
 }
 
+// offline returns the release version and the go command's environment
+// for a user's module that fetches the repository's modules at that
+// version, offline: GOPROXY is a directory that BuildProxy fills from this
+// work tree, then the local module cache's download directory for the
+// third-party modules, and nothing else; the module cache is a fresh one,
+// so nothing comes from an earlier run.
+func offline(t *testing.T) (string, []string) {
+	t.Helper()
+	version, err := Version(repo)
+	require.NoError(t, err)
+	root, err := filepath.Abs(repo)
+	require.NoError(t, err)
+	// The third-party modules the published ones need, in the local cache
+	// (already there after the modules' own builds; fetched otherwise).
+	for _, m := range Modules {
+		goCmd(t, filepath.Join(root, m.Dir), nil, "mod", "download")
+	}
+	cache := strings.TrimSpace(goCmd(t, root, nil, "env", "GOMODCACHE"))
+	thirdParty := withoutOurs(t, filepath.Join(cache, "cache", "download"))
+
+	proxy := t.TempDir()
+	require.NoError(t, BuildProxy(root, proxy, version))
+	return version, append(os.Environ(),
+		"GOPROXY=file://"+proxy+",file://"+thirdParty,
+		"GOFLAGS=-mod=mod -modcacherw -trimpath", "GOSUMDB=off", "GONOSUMDB=", "GOPRIVATE=", "GONOPROXY=", "GOWORK=off",
+		"GOTOOLCHAIN=local", "GOMODCACHE="+t.TempDir())
+}
+
 // The nested modules require the root module at the release version: a
 // version the proxy will have once the tags are pushed, not a placeholder
 // that only their replace directives (which Go ignores in a dependency)
@@ -77,31 +105,12 @@ func TestNestedModulesRequireTheRelease(t *testing.T) {
 // modules at the release version are zipped into a module proxy directory,
 // and in a fresh module of its own each is fetched with go get (the nested
 // ones alone, as their users fetch them, without the root module asked
-// for) and built, offline: GOPROXY is that directory, then the local
-// module cache's download directory for the third-party modules, and
-// nothing else; the module cache is a fresh one, so nothing comes from
-// an earlier run. The command installs with @latest and reports the
-// version.
+// for) and built, offline (see offline). The command installs with
+// @latest and reports the version.
 func TestPublishedModulesResolveOffline(t *testing.T) {
-	version, err := Version(repo)
-	require.NoError(t, err)
-	root, err := filepath.Abs(repo)
-	require.NoError(t, err)
-	// The third-party modules the published ones need, in the local cache
-	// (already there after the modules' own builds; fetched otherwise).
-	for _, m := range Modules {
-		goCmd(t, filepath.Join(root, m.Dir), nil, "mod", "download")
-	}
-	cache := strings.TrimSpace(goCmd(t, root, nil, "env", "GOMODCACHE"))
-	thirdParty := withoutOurs(t, filepath.Join(cache, "cache", "download"))
-
-	proxy := t.TempDir()
-	require.NoError(t, BuildProxy(root, proxy, version))
+	version, env := offline(t)
 	gobin := t.TempDir()
-	env := append(os.Environ(),
-		"GOPROXY=file://"+proxy+",file://"+thirdParty,
-		"GOFLAGS=-mod=mod -modcacherw -trimpath", "GOSUMDB=off", "GONOSUMDB=", "GOPRIVATE=", "GONOPROXY=", "GOWORK=off",
-		"GOTOOLCHAIN=local", "GOMODCACHE="+t.TempDir(), "GOBIN="+gobin)
+	env = append(env, "GOBIN="+gobin)
 
 	for i, m := range Modules {
 		dir := t.TempDir()

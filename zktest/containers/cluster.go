@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/pkg/authconfig"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
@@ -26,13 +27,17 @@ import (
 	"github.com/zklock/zklock/zktest"
 )
 
-// EnvImage ("ZKTEST_IMAGE") names the local image members run; when unset,
-// the image of the release zktest.EnvVersion selects (ImageRepo:3.9 by
-// default, ImageRepo:3.8 with ZKTEST_ZK_VERSION=3.8).
+// EnvImage ("ZKTEST_IMAGE") names the image members run, pulled when the
+// engine does not have it: any image with the official zookeeper image's
+// layout and environment ("zookeeper:3.9" itself; see the package doc).
+// When unset, the local image of the release zktest.EnvVersion selects
+// (ImageRepo:3.9 by default, ImageRepo:3.8 with ZKTEST_ZK_VERSION=3.8),
+// which is never pulled.
 const EnvImage = "ZKTEST_IMAGE"
 
-// ImageRepo is the repository scripts/zk-image.sh tags its images in, one
-// tag per ZooKeeper release ("zklock/zookeeper:3.9").
+// ImageRepo is the repository zklock's scripts/zk-image.sh tags its
+// images in, one tag per ZooKeeper release ("zklock/zookeeper:3.9"), built
+// from Debian packages in the official image's layout.
 const ImageRepo = "zklock/zookeeper"
 
 // ClientPort is the members' client port, on their container addresses.
@@ -40,8 +45,9 @@ const ClientPort = 2181
 
 // Errors of this package; test them with errors.Is.
 var (
-	// ErrNoImage: the image is not on the local engine (nothing is pulled).
-	ErrNoImage = errors.New("zktest/containers: image not found on the local Docker engine")
+	// ErrNoImage: the image is not on the local engine, and ZKTEST_IMAGE
+	// did not name it or its pull failed.
+	ErrNoImage = errors.New("zktest/containers: image not on the local Docker engine")
 	// ErrBadPartition: Partition's groups do not name every member once.
 	ErrBadPartition = errors.New("zktest/containers: bad partition")
 )
@@ -95,7 +101,9 @@ type backend struct {
 // It must be called from the test's goroutine. It skips the test when no
 // Docker engine answers, and fails it when the image is missing (build it
 // with scripts/zk-image.sh) or the members do not serve within the start
-// timeout (the error quotes the members' last log lines).
+// timeout (the error quotes the members' last log lines). An image that
+// EnvImage names is pulled first when the engine lacks it, within
+// PullTimeout.
 func Start(t testing.TB, opts ...zktest.Option) *Cluster {
 	t.Helper()
 	return start(t, 1, opts)
@@ -125,8 +133,8 @@ func start(t testing.TB, n int, opts []zktest.Option) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Client().ImageInspect(ctx, image); err != nil {
-		t.Fatalf("%v: %s (%v); build it with scripts/zk-image.sh (make zk-image), or set %s to a local image", ErrNoImage, image, err, EnvImage)
+	if err := ensureImage(p, image, t); err != nil {
+		t.Fatal(err)
 	}
 	b := &backend{cfg: cfg, provider: p, applied: make([]string, cfg.Servers)}
 	if err := b.createNetwork(ctx, t); err != nil {
@@ -159,6 +167,40 @@ func start(t testing.TB, n int, opts []zktest.Option) *Cluster {
 	}
 	t.Logf("zktest/containers: ZooKeeper %s, image %s, %d server(s) at %s", version, image, cfg.Servers, c.ConnectString())
 	return c
+}
+
+// PullTimeout bounds Start's pull of an image that EnvImage names.
+const PullTimeout = 10 * time.Minute
+
+// ensureImage checks that the engine has image, or pulls it if EnvImage
+// named it (one attempt, within PullTimeout).
+func ensureImage(p *testcontainers.DockerProvider, image string, t testing.TB) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), PullTimeout)
+	defer cancel()
+	_, err := p.Client().ImageInspect(ctx, image)
+	if err == nil {
+		return nil
+	}
+	if os.Getenv(EnvImage) == "" {
+		return fmt.Errorf("%w: %s (%v); zklock's scripts/zk-image.sh builds it, or set %s to an image with the official zookeeper image's layout (%s=zookeeper:3.9), which is pulled", ErrNoImage, image, err, EnvImage, EnvImage)
+	}
+	began := time.Now()
+	var opts client.ImagePullOptions
+	if _, auth, err := testcontainers.DockerImageAuth(ctx, image); err == nil {
+		if enc, err := authconfig.Encode(auth); err == nil {
+			opts.RegistryAuth = enc
+		}
+	}
+	pull, err := p.Client().ImagePull(ctx, image, opts)
+	if err == nil {
+		err = pull.Wait(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s, and its pull failed: %v", ErrNoImage, image, err)
+	}
+	t.Logf("zktest/containers: pulled %s in %v", image, time.Since(began).Round(time.Millisecond))
+	return nil
 }
 
 // Image returns the image members run: $ZKTEST_IMAGE, or ImageRepo tagged
@@ -279,7 +321,8 @@ func (b *backend) memberIP(i int) netip.Addr {
 	return netip.AddrFrom4(a)
 }
 
-// zooCfg is the members' zoo.cfg (ZOO_CFG); ZOO_MY_ID tells them apart.
+// zooCfg is the members' /conf/zoo.cfg; their myid (ZOO_MY_ID) tells them
+// apart.
 func (b *backend) zooCfg() string {
 	cfg := b.cfg
 	tickMs := max(int(cfg.Tick/time.Millisecond), 1)
@@ -300,6 +343,16 @@ func (b *backend) zooCfg() string {
 		}
 	}
 	return s.String()
+}
+
+// zooServers is ZOO_SERVERS: the ensemble's server lines, as the official
+// image's entrypoint would write them.
+func (b *backend) zooServers() string {
+	var s []string
+	for j, m := range b.members {
+		s = append(s, fmt.Sprintf("server.%d=%s:2888:3888;%d", j+1, m.ip, ClientPort))
+	}
+	return strings.Join(s, " ")
 }
 
 func (b *backend) jvmFlags() string { return strings.Join(zktest.JVMArgs(b.cfg, nil), " ") }
@@ -327,12 +380,17 @@ func (b *backend) create(ctx context.Context, t testing.TB, i int, image string)
 	labels[labelMember] = strconv.Itoa(i + 1)
 	req := testcontainers.ContainerRequest{
 		Image:           image,
-		AlwaysPullImage: false, // never pull: the image is local (checked in start)
+		AlwaysPullImage: false, // the image is local (see ensureImage)
 		Name:            fmt.Sprintf("zktest-%d-%s-zk%d", os.Getpid(), b.net.Name[:8], i+1),
+		// The official image's contract: its entrypoint keeps a
+		// /conf/zoo.cfg that exists (ZOO_SERVERS is for one that would
+		// write its own), writes /data/myid from ZOO_MY_ID, and runs
+		// zkServer.sh start-foreground, which passes JVMFLAGS to java.
+		Files: []testcontainers.ContainerFile{{Reader: strings.NewReader(b.zooCfg()), ContainerFilePath: "/conf/zoo.cfg", FileMode: 0o644}},
 		Env: map[string]string{
-			"ZOO_CFG":   b.zooCfg(),
-			"ZOO_MY_ID": strconv.Itoa(i + 1),
-			"JVMFLAGS":  b.jvmFlags(),
+			"ZOO_MY_ID":   strconv.Itoa(i + 1),
+			"ZOO_SERVERS": b.zooServers(),
+			"JVMFLAGS":    b.jvmFlags(),
 		},
 		Labels:         labels,
 		Networks:       []string{b.net.Name},

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zklock/zklock"
+	"github.com/zklock/zklock/internal/proc"
 	"github.com/zklock/zklock/zktest"
 	"github.com/zklock/zklock/zktest/containers"
 )
@@ -269,21 +270,100 @@ func TestIntegration_ReapAfterKill9(t *testing.T) {
 	require.Empty(t, strings.TrimSpace(string(nets)), "stale network was not reaped")
 }
 
+// An image that ZKTEST_IMAGE names and no registry serves fails the start
+// (it does not skip), saying that its pull failed. The registry is a
+// loopback port nobody listens on.
 func TestIntegration_MissingImage(t *testing.T) {
-	if os.Getenv(envHelper) != "" {
-		t.Setenv(containers.EnvImage, "zklock/no-such-image:0")
+	if image := os.Getenv(envHelper); image != "" {
+		t.Setenv(containers.EnvImage, image)
 		containers.Start(t)
 		return
 	}
 	requireEngine(t) // without one, the helper's Start skips instead of failing
+	image := "127.0.0.1:" + strconv.Itoa(closedPort(t)) + "/zklock/no-such-image:0"
 	cmd := exec.Command(os.Args[0], "-test.run=^TestIntegration_MissingImage$", "-test.v")
-	cmd.Env = append(os.Environ(), envHelper+"=1")
+	cmd.Env = append(os.Environ(), envHelper+"="+image)
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	require.True(t, errors.As(err, &ee), "the start must fail: %s", out)
 	require.Contains(t, string(out), "--- FAIL: TestIntegration_MissingImage", "the start must fail, not skip: %s", out)
-	require.Contains(t, string(out), "zk-image.sh", "the failure must say how to build the image")
-	require.Contains(t, string(out), "no-such-image")
+	require.Contains(t, string(out), "zktest/containers: image not on the local Docker engine: "+image+", and its pull failed")
+}
+
+// closedPort returns a loopback port that nothing listens on (it did a
+// moment ago).
+func closedPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	return port
+}
+
+// docker runs the docker CLI and returns its output, failing the test if
+// it fails.
+func docker(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("docker", args...).CombinedOutput()
+	require.NoError(t, err, "docker %s: %s", strings.Join(args, " "), out)
+	return string(out)
+}
+
+// An image that ZKTEST_IMAGE names and the engine lacks is pulled: the
+// repository's image, pushed under another name to a registry run on
+// 127.0.0.1 (Debian's docker-registry, which the engine reaches over plain
+// HTTP, as it does any loopback registry) and untagged, starts an ensemble.
+func TestIntegration_PullsNamedImage(t *testing.T) {
+	requireEngine(t)
+	registry, err := exec.LookPath("docker-registry")
+	require.NoError(t, err, "Debian's docker-registry serves the test's registry: apt-get install docker-registry")
+	src, err := containers.Image()
+	require.NoError(t, err)
+	docker(t, "image", "inspect", "--format", "{{.Id}}", src)
+
+	dir := t.TempDir()
+	port := closedPort(t)
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	cfg := fmt.Sprintf("version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\n", dir+"/data", addr)
+	require.NoError(t, os.WriteFile(dir+"/config.yml", []byte(cfg), 0o644))
+	var logs proc.Buffer
+	cmd := exec.Command(registry, "serve", dir+"/config.yml")
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("docker-registry's log:\n%s", logs.String())
+		}
+	})
+	require.Eventually(t, func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, 20*time.Second, 50*time.Millisecond, "the registry does not listen on %s", addr)
+
+	name := addr + "/test/zookeeper:" + strings.TrimPrefix(src, containers.ImageRepo+":")
+	docker(t, "tag", src, name)
+	t.Cleanup(func() { _ = exec.Command("docker", "rmi", name).Run() })
+	docker(t, "push", name)
+	docker(t, "rmi", name)
+	_, err = exec.Command("docker", "image", "inspect", name).CombinedOutput()
+	require.Error(t, err, "%s is still on the engine", name)
+
+	t.Setenv(containers.EnvImage, name)
+	c := containers.StartEnsemble(t)
+	docker(t, "image", "inspect", "--format", "{{.Id}}", name) // pulled
+	leader, err := c.Leader()
+	require.NoError(t, err)
+	mode, err := c.Mode(leader)
+	require.NoError(t, err)
+	require.Equal(t, "leader", mode)
 }
 
 // requireEngine skips a test that runs Start in a helper process, as Start

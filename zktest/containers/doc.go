@@ -12,14 +12,23 @@
 //
 // # Image
 //
-// No image is ever pulled. The members run the local image named by
-// ZKTEST_IMAGE, by default "zklock/zookeeper:3.9", or "zklock/zookeeper:3.8"
-// with ZKTEST_ZK_VERSION=3.8 (as the local backend chooses its release),
-// which scripts/zk-image.sh (make zk-image) builds from Debian packages with
-// mmdebstrap and docker import, without any registry. Start fails the test with that hint
-// when the image is missing. A user whose CI can pull images may set
-// ZKTEST_IMAGE to an image of their own built the same way (its entrypoint
-// must honour ZOO_CFG, ZOO_MY_ID and JVMFLAGS as zk-image.sh's does).
+// The members run the image ZKTEST_IMAGE names, pulled (once per Start,
+// within PullTimeout) when the engine does not have it: any image with the
+// official zookeeper image's layout and environment, "zookeeper:3.9"
+// itself. Each member's /conf/zoo.cfg is copied in before it starts (the
+// entrypoint keeps a zoo.cfg that exists), ZOO_MY_ID numbers it (the
+// entrypoint writes /data/myid), ZOO_SERVERS lists the ensemble, and the
+// image's command, zkServer.sh start-foreground, passes JVMFLAGS to java;
+// the harness also runs bash and timeout inside the members, and
+// Partition and RejectClients need iptables there, which the official
+// image lacks.
+//
+// Unset, it is "zklock/zookeeper:3.9", or "zklock/zookeeper:3.8" with
+// ZKTEST_ZK_VERSION=3.8 (as the local backend chooses its release), which
+// zklock's scripts/zk-image.sh builds from Debian packages in the official
+// image's layout, with mmdebstrap and docker import, without any registry;
+// those are never pulled, and Start fails the test, saying so, when they
+// are missing.
 //
 // # Reaper
 //
