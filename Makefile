@@ -14,7 +14,7 @@ deps:
 ## the root module on ZooKeeper 3.9 (the default), then the root package, cmd/zklock and
 ## zktest again on bookworm's 3.8.0 (the library, the CLI and the harness on the older
 ## supported server; the rest of the tree adds little there and would push make test past
-## 15 minutes), contrib/prometheus, then the containers backend's tests (its own module)
+## 15 minutes), contrib/prometheus and contrib/otel, then the containers backend's tests (its own module)
 ## on the local Docker engine (they skip, saying why, without one), then the release check
 ## (internal/release: every published module fetched with go get from a module proxy built
 ## from this tree, offline)
@@ -24,6 +24,7 @@ test: deps vet
 	@$(MAKE) --no-print-directory zk-version ZKTEST_ZK_VERSION=3.8
 	ZKTEST_ZK_VERSION=3.8 $(GO) test -race -count=1 -timeout 15m . ./cmd/zklock ./zktest
 	cd contrib/prometheus && $(GO) test -race -count=1 ./...
+	cd contrib/otel && $(GO) test -race -count=1 ./...
 	@scripts/zk-image.sh --if-engine >/dev/null
 	cd zktest/containers && $(GO) test -race -count=1 -timeout 10m .
 	cd internal/release && $(GO) test -count=1 .
@@ -38,6 +39,8 @@ vet:
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum not tidy: run go mod tidy"; exit 1; }
 	cd contrib/prometheus && $(GO) vet ./...
 	@cd contrib/prometheus && $(GO) mod tidy -diff || { echo "contrib/prometheus: go.mod/go.sum not tidy: run go mod tidy there"; exit 1; }
+	cd contrib/otel && $(GO) vet ./...
+	@cd contrib/otel && $(GO) mod tidy -diff || { echo "contrib/otel: go.mod/go.sum not tidy: run go mod tidy there"; exit 1; }
 	cd zktest/containers && $(GO) vet ./...
 	@cd zktest/containers && $(GO) mod tidy -diff || { echo "zktest/containers: go.mod/go.sum not tidy: run go mod tidy there"; exit 1; }
 	cd reliability/containers && $(GO) vet ./...

@@ -1,6 +1,7 @@
 package zklock
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -26,6 +27,12 @@ const (
 	// (ErrLocked for a try, the context's cause, ...), Wait how long it
 	// took, Node the node it had queued, if any (deleted since).
 	EventAcquireFailed
+	// EventRetry: a recipe that campaigns by itself (LeaderElection.Run
+	// with WithRequeue, a started LeaderLatch) backs off before acquiring
+	// again, after an acquire that failed for a reason a new one can get
+	// past (Err: a connection problem, an expiry, ...). A term lost and
+	// joined again is no retry: its EventLost says so.
+	EventRetry
 )
 
 func (k EventKind) String() string {
@@ -42,6 +49,8 @@ func (k EventKind) String() string {
 		return "acquiring"
 	case EventAcquireFailed:
 		return "acquire-failed"
+	case EventRetry:
+		return "retry"
 	}
 	return "unknown"
 }
@@ -51,18 +60,41 @@ func (k EventKind) String() string {
 // later EventReleased or EventLost, or else EventAcquireFailed; so a span
 // of the wait and one of the hold can be built from them. A semaphore's
 // acquire reports its lease, once the semaphore's internal lock is held.
+//
+// Context, on EventAcquired, EventReleased, EventLost and EventRetry, carries
+// the values of the context given to the acquire (Lock, Acquire, Run, ...):
+// a tracer finds the caller's span there (contrib/otel does). It is not
+// the acquire's deadline or cancellation; it is nil on other events.
 type Event struct {
 	Kind    EventKind
 	State   State         // EventState: the new state
 	Session int64         // EventState: the ZooKeeper session id it refers to
-	Acquire uint64        // the acquire's number (unique in the process); 0 for EventState
+	Acquire uint64        // the acquire's number (unique in the process); 0 for EventState and EventRetry
 	Path    string        // the lock path
 	Node    string        // the holder's node: its full znode path, namespace included (see WithNamespace)
 	Token   int64         // the hold's fencing token
 	Wait    time.Duration // EventAcquired, EventAcquireFailed
 	Held    time.Duration // EventReleased, EventLost
-	Err     error         // EventLost: the cause, wrapping ErrLost; EventAcquireFailed: why
+	Err     error         // EventLost: the cause, wrapping ErrLost; EventAcquireFailed, EventRetry: why
+	// Recipe names the recipe of the lock (see the Recipe constants) on
+	// EventAcquired, EventReleased, EventLost and EventRetry; "" on others.
+	Recipe string
+	// Cause, on EventReleased, is why the holder released when the library
+	// knows it: ErrResigned for a leader's Resign, ErrRevoked for a hold
+	// (or a leader's term) whose revocation was asked (WithRevocable);
+	// nil for a release the holder chose alone.
+	Cause   error
+	Context context.Context
 }
+
+// The recipes Event.Recipe names.
+const (
+	RecipeMutex     = "mutex"     // Mutex, MultiLock's locks
+	RecipeRWLock    = "rwlock"    // RWLock's read and write halves
+	RecipeSemaphore = "semaphore" // Semaphore, SemaphoreMutex
+	RecipeElection  = "election"  // LeaderElection
+	RecipeLatch     = "latch"     // LeaderLatch
+)
 
 // State is the liveness of a Session's connection, as the recipes see it.
 type State int32

@@ -6,6 +6,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"syscall"
 
 	"github.com/zklock/zklock"
 )
@@ -26,7 +27,7 @@ func ExampleLeaderLatch() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := latch.Start(ctx); err != nil {
 		log.Fatal(err)
@@ -49,7 +50,7 @@ func ExampleLeaderLatch() {
 func ExampleObserveLeader() {
 	sess, _ := zklock.Connect([]string{"127.0.0.1:2181"})
 	defer sess.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	leaders, err := zklock.ObserveLeader(ctx, sess, "/latch/compactor")
 	if err != nil {

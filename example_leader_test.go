@@ -6,6 +6,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -29,7 +30,7 @@ func ExampleLeaderElection_Run() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = e.Run(ctx, func(ctx context.Context, l *zklock.Leadership) error {
 		log.Printf("leading with token %d", l.Token())

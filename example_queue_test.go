@@ -2,6 +2,7 @@ package zklock_test
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/zklock/zklock"
@@ -26,21 +27,44 @@ func ExampleQueue() {
 }
 
 // An observer can build a span of each acquire's wait from its events,
-// which share the acquire's number.
+// which share the acquire's number. A session calls its observer on the
+// goroutine where each event happens, many at once: whatever the observer
+// keeps must be safe for concurrent use, here a map under a mutex.
+// (contrib/otel records such spans in the caller's trace.)
 func ExampleWithObserver_spans() {
-	started := map[uint64]time.Time{}
+	var (
+		mu      sync.Mutex
+		started = map[uint64]time.Time{} // the acquires under way, guarded by mu
+	)
 	observe := func(ev zklock.Event) {
+		mu.Lock()
+		defer mu.Unlock()
 		switch ev.Kind {
 		case zklock.EventAcquiring:
 			started[ev.Acquire] = time.Now()
 		case zklock.EventAcquired, zklock.EventAcquireFailed:
-			fmt.Println(ev.Kind, ev.Path, "after", ev.Wait.Round(time.Second), ev.Err)
-			delete(started, ev.Acquire)
+			if ev.Err != nil {
+				fmt.Println(ev.Kind, ev.Path, "after", ev.Wait.Round(time.Second), ev.Err)
+			}
+			delete(started, ev.Acquire) // the wait span runs from started[ev.Acquire] to now
 		}
 	}
 	// A session feeds the observer: zklock.Connect(servers, zklock.WithObserver(observe)).
+	// Here, four acquires on four goroutines, as a session's would be.
+	var wg sync.WaitGroup
+	for i := range uint64(4) {
+		wg.Go(func() {
+			observe(zklock.Event{Kind: zklock.EventAcquiring, Acquire: 10 + i, Path: "/locks/job"})
+			observe(zklock.Event{Kind: zklock.EventAcquired, Acquire: 10 + i, Path: "/locks/job", Wait: time.Millisecond})
+		})
+	}
+	wg.Wait()
 	observe(zklock.Event{Kind: zklock.EventAcquiring, Acquire: 1, Path: "/locks/job"})
 	observe(zklock.Event{Kind: zklock.EventAcquireFailed, Acquire: 1, Path: "/locks/job", Wait: 3 * time.Second, Err: zklock.ErrLocked})
+	mu.Lock()
+	fmt.Println("waits under way:", len(started))
+	mu.Unlock()
 	// Output:
 	// acquire-failed /locks/job after 3s zklock: locked by another holder
+	// waits under way: 0
 }

@@ -47,11 +47,36 @@ type hold struct {
 	revokeSeen bool          // revoked is closed (under mu)
 	handoff    bool          // an exclusive queue: releasing hands the lock to a local successor
 	internal   bool          // the library's own (a semaphore's internal lock): no events
+	recipe     string        // for Event.Recipe
 
 	mu    sync.Mutex
 	count int
 	ended bool
 	err   error
+	cause error // why the holder releases, when the library knows (Event.Cause)
+}
+
+// electionKey marks the context of a LeaderElection's acquire at dir: its
+// holds are an election's, though a Mutex's on the wire.
+type electionKey struct{ dir string }
+
+// recipeOf names the recipe of h, acquired with ctx, for Event.Recipe.
+func recipeOf(ctx context.Context, h *hold) string {
+	k, _ := h.key.(holdKey)
+	switch k.mark {
+	case markLock:
+		if ctx.Value(electionKey{k.dir}) != nil {
+			return RecipeElection
+		}
+		return RecipeMutex
+	case markRead, markWrite:
+		return RecipeRWLock
+	case markLease:
+		return RecipeSemaphore
+	case markLatch:
+		return RecipeLatch
+	}
+	return ""
 }
 
 // revokeMessage is what Curator's Revoker writes to ask for a release.
@@ -67,7 +92,7 @@ type holdKey struct {
 
 // newHold registers h, a fresh acquisition, and with watch, watches its node.
 func (s *Session) newHold(ctx context.Context, h *hold, revocable, watch bool, start time.Time) (*Hold, error) {
-	h.acquired, h.count = time.Now(), 1
+	h.acquired, h.count, h.recipe = time.Now(), 1, recipeOf(ctx, h)
 	h.ctx, h.cancel = context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), h.key, h))
 	if revocable {
 		h.revoked = make(chan struct{})
@@ -81,7 +106,8 @@ func (s *Session) newHold(ctx context.Context, h *hold, revocable, watch bool, s
 	}
 	s.log.Debug("zklock: acquired", "path", h.path, "node", h.node, "token", h.token)
 	if !h.internal {
-		s.observe(Event{Kind: EventAcquired, Acquire: h.acquire, Path: h.path, Node: h.node, Token: h.token, Wait: time.Since(start)})
+		s.observe(Event{Kind: EventAcquired, Acquire: h.acquire, Path: h.path, Node: h.node, Token: h.token, Wait: time.Since(start),
+			Recipe: h.recipe, Context: h.ctx})
 	}
 	return &Hold{h: h}, nil
 }
@@ -192,6 +218,10 @@ func (h *Hold) Release() error {
 		return nil
 	}
 	st.ended, st.err = true, ErrReleased
+	cause := st.cause
+	if cause == nil && st.revokeSeen {
+		cause = ErrRevoked
+	}
 	st.mu.Unlock()
 	s := st.s
 	s.unregister(st)
@@ -200,12 +230,25 @@ func (h *Hold) Release() error {
 	err := s.deleteReleased(st.node, st.sid, st.handoff)
 	s.log.Debug("zklock: released", "path", st.path, "node", st.node, "err", err)
 	if !st.internal {
-		s.observe(Event{Kind: EventReleased, Acquire: st.acquire, Path: st.path, Node: st.node, Token: st.token, Held: held, Err: err})
+		s.observe(Event{Kind: EventReleased, Acquire: st.acquire, Path: st.path, Node: st.node, Token: st.token, Held: held, Err: err,
+			Recipe: st.recipe, Cause: cause, Context: st.ctx})
 	}
 	if err != nil {
 		return fmt.Errorf("zklock: release %s: %w", st.node, err)
 	}
 	return nil
+}
+
+// releaseFor is Release, telling observers why the holder releases (Event.Cause).
+func (h *Hold) releaseFor(cause error) error {
+	if h != nil && h.h != nil {
+		h.h.mu.Lock()
+		if h.h.cause == nil {
+			h.h.cause = cause
+		}
+		h.h.mu.Unlock()
+	}
+	return h.Release()
 }
 
 // Exclusive reports whether the hold excludes other holders: false only for
@@ -269,7 +312,8 @@ func (s *Session) lose(h *hold, reason error) {
 	}
 	s.log.Warn("zklock: lock lost", "node", h.node, "token", h.token, "reason", reason.Error())
 	if !h.internal {
-		s.observe(Event{Kind: EventLost, Acquire: h.acquire, Path: h.path, Node: h.node, Token: h.token, Held: time.Since(h.acquired), Err: err})
+		s.observe(Event{Kind: EventLost, Acquire: h.acquire, Path: h.path, Node: h.node, Token: h.token, Held: time.Since(h.acquired), Err: err,
+			Recipe: h.recipe, Context: h.ctx})
 	}
 	// The node went with an expired session, or is gone or someone
 	// else's: only a node we may still own (suspended too long) is deleted.

@@ -97,6 +97,7 @@ func (l *LeaderLatch) run(ctx context.Context) {
 			stop(ErrClosed)
 			return
 		case err != nil && requeueable(err):
+			l.q.s.observe(Event{Kind: EventRetry, Path: l.q.path, Err: err, Recipe: RecipeLatch, Context: ctx})
 			attempt = l.q.s.cfg.retry.wait(ctx, attempt)
 			continue
 		case err != nil:
@@ -187,6 +188,22 @@ func (l *LeaderLatch) HasLeadership() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.term != nil && l.term.Err() == nil
+}
+
+// IsLeader is HasLeadership, under the name LeaderElection uses too.
+func (l *LeaderLatch) IsLeader() bool { return l.HasLeadership() }
+
+// Leading returns what HasLeadership reports and a channel closed at the
+// next change of the latch's state: a term that starts or ends, Close, or
+// the latch stopping. The channel may also close without a change of
+// leadership; call Leading again to read the new state (see
+// LeaderElection.Leading). A term that is lost reads as not leading at
+// once, and its channel closes once the latch has noticed (it then joins
+// again).
+func (l *LeaderLatch) Leading() (bool, <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.term != nil && l.term.Err() == nil, l.changed
 }
 
 // Close leaves the latch: the current term ends with ErrReleased and the

@@ -23,7 +23,9 @@ type LeaderElection struct {
 
 	running atomic.Bool
 	mu      sync.Mutex
-	term    *Leadership // the current term, nil when not leading
+	term    *Leadership   // the current term of Run, nil when not leading
+	held    *Hold         // the latest hold Campaign or TryCampaign returned
+	changed chan struct{} // closed and replaced when leading may have changed
 }
 
 // NewLeaderElection returns a participant in the election at path on s with
@@ -38,7 +40,66 @@ func NewLeaderElection(s *Session, path, id string, opts ...Option) (*LeaderElec
 	if err != nil {
 		return nil, err
 	}
-	return &LeaderElection{q: q, id: string(q.cfg.data)}, nil
+	return &LeaderElection{q: q, id: string(q.cfg.data), changed: make(chan struct{})}, nil
+}
+
+// IsLeader reports whether this participant leads now: Run's function runs
+// in a term whose context has not ended, or the latest hold Campaign or
+// TryCampaign returned is valid (not released, not lost). It does no I/O,
+// so it is as current as the session's knowledge: a leader cut off from
+// ZooKeeper leads until the loss limit says otherwise (with WithLossLimit(0),
+// not past the first suspension). It is safe to call from any goroutine,
+// for a readiness probe or a metric.
+func (e *LeaderElection) IsLeader() bool {
+	leading, _ := e.Leading()
+	return leading
+}
+
+// Leading returns what IsLeader reports and a channel closed at the next
+// change of it: a term or hold that starts or ends. The channel may also
+// close without a change; call Leading again to read the new state:
+//
+//	for {
+//		leading, changed := e.Leading()
+//		setReady(leading)
+//		select {
+//		case <-changed:
+//		case <-ctx.Done():
+//			return
+//		}
+//	}
+func (e *LeaderElection) Leading() (bool, <-chan struct{}) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.term != nil:
+		return e.term.ctx.Err() == nil, e.changed
+	case e.held != nil:
+		return e.held.Err() == nil, e.changed
+	}
+	return false, e.changed
+}
+
+// notify wakes the callers waiting on Leading's channel.
+func (e *LeaderElection) notify() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	close(e.changed)
+	e.changed = make(chan struct{})
+}
+
+// track makes h, a hold Campaign returned, the one IsLeader reports on,
+// until it ends.
+func (e *LeaderElection) track(h *Hold, err error) (*Hold, error) {
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.held = h
+	e.mu.Unlock()
+	e.notify()
+	context.AfterFunc(h.Context(), e.notify) // the hold's context ends with it
+	return h, nil
 }
 
 // Path returns the election path.
@@ -121,7 +182,7 @@ func (e *LeaderElection) Run(ctx context.Context, fn func(ctx context.Context, l
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
-		h, err := e.q.campaign(ctx)
+		h, err := e.q.campaign(context.WithValue(ctx, electionKey{e.q.dir}, true))
 		if err != nil {
 			switch {
 			case ctx.Err() != nil:
@@ -129,6 +190,7 @@ func (e *LeaderElection) Run(ctx context.Context, fn func(ctx context.Context, l
 			case e.q.s.State() == StateClosed && !errors.Is(err, ErrClosed):
 				return fmt.Errorf("%w: %w", ErrClosed, err)
 			case e.q.cfg.requeue && requeueable(err):
+				e.q.s.observe(Event{Kind: EventRetry, Path: e.q.path, Err: err, Recipe: RecipeElection, Context: ctx})
 				attempt = e.q.s.cfg.retry.wait(ctx, attempt)
 				continue
 			}
@@ -148,17 +210,23 @@ func (e *LeaderElection) Run(ctx context.Context, fn func(ctx context.Context, l
 // or lost, Resign does not apply, and the CURATOR-696 check is Run's. On
 // failure it returns a nil hold and an error, as Mutex.Lock does.
 func (e *LeaderElection) Campaign(ctx context.Context) (*Hold, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
 	start := e.q.s.mark()
-	h, err := e.q.campaign(ctx)
-	return h, e.q.unreachable(err, start)
+	h, err := e.q.campaign(context.WithValue(ctx, electionKey{e.q.dir}, true))
+	return e.track(h, e.q.unreachable(err, start))
 }
 
 // TryCampaign is Campaign that never waits: if another participant leads
 // or queues, it returns ErrLocked having written nothing.
 func (e *LeaderElection) TryCampaign(ctx context.Context) (*Hold, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
 	start := e.q.s.mark()
-	h, err := e.q.tryOnly().campaign(ctx)
-	return h, e.q.unreachable(err, start)
+	h, err := e.q.tryOnly().campaign(context.WithValue(ctx, electionKey{e.q.dir}, true))
+	return e.track(h, e.q.unreachable(err, start))
 }
 
 // requeueable: the campaign failed for a reason that a new campaign, on
@@ -192,18 +260,24 @@ func (e *LeaderElection) lead(ctx context.Context, h *Hold, fn func(context.Cont
 			cancel(ErrRevoked)
 		case <-tctx.Done():
 		}
+		e.notify() // the term is over, or about to be
 	}()
 	e.mu.Lock()
 	e.term = l
 	e.mu.Unlock()
+	e.notify()
 	defer func() {
 		e.mu.Lock()
 		e.term = nil
 		e.mu.Unlock()
 		stop()
+		cause := context.Cause(tctx) // why the term ended, before the release's own cause
 		cancel(ErrReleased)
 		<-revokeDone
-		if rerr := h.Release(); rerr != nil && !errors.Is(rerr, ErrLost) && !errors.Is(rerr, ErrNotHeld) {
+		if !errors.Is(cause, ErrResigned) && !errors.Is(cause, ErrRevoked) {
+			cause = nil
+		}
+		if rerr := h.releaseFor(cause); rerr != nil && !errors.Is(rerr, ErrLost) && !errors.Is(rerr, ErrNotHeld) {
 			e.q.s.log.Warn("zklock: leader release", "node", h.Node(), "err", rerr)
 		}
 	}()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,8 +62,19 @@ func participantsOf(dir string, cs []contender, decide func([]contender, int) (b
 
 // Participants lists the contenders at a lock path whatever the recipe, in
 // queue order, as `zklock status` shows them, each judged by its own kind's
-// rule (docs/protocol.md#who-holds-and-who-watches-whom); a semaphore's
-// lease nodes (under path/leases) all hold.
+// rule (docs/protocol.md#who-holds-and-who-watches-whom), then a
+// semaphore's lease nodes (under path/leases) in creation order.
+//
+// A semaphore's leases are judged by Curator's InterProcessSemaphoreV2 rule,
+// which ours follows: an acquirer takes the internal lock (path/locks),
+// creates its lease node, and holds that lock until the leases, its own
+// node counted, are at most the semaphore's count. So every lease node
+// holds but one: the newest node of the internal lock's holder (the same
+// ZooKeeper session, created after it took the lock), which waits if the
+// leases outnumber the count stored in the semaphore's node, or, with no
+// count stored (Curator participants only), whenever it exists: that
+// acquirer may be waiting. A waiting lease node has Holds false and Waits
+// "": it waits for any lease.
 func Participants(ctx context.Context, s *Session, path string) ([]Participant, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)
@@ -78,7 +91,46 @@ func Participants(ctx context.Context, s *Session, path string) ([]Participant, 
 		return nil, err
 	}
 	leases, err := participants(ctx, s, dir+"/leases", func([]contender, int) (bool, int) { return true, -1 })
-	return append(ps, leases...), err
+	if err != nil || len(leases) == 0 {
+		return append(ps, leases...), err
+	}
+	if err := judgeLeases(ctx, s, dir, leases); err != nil {
+		return nil, err
+	}
+	return append(ps, leases...), nil
+}
+
+// judgeLeases marks the lease node waiting, if any, of the semaphore at dir
+// (a znode path) by Curator's rule (see Participants).
+func judgeLeases(ctx context.Context, s *Session, dir string, leases []Participant) error {
+	gate, err := participants(ctx, s, dir+"/locks", exclusive)
+	if err != nil {
+		return err
+	}
+	if len(gate) == 0 || gate[0].Err != nil {
+		return nil // no acquirer under way (or one we cannot see): every lease holds
+	}
+	waiter := -1
+	for i, p := range leases {
+		if p.Err == nil && p.Session == gate[0].Session && p.Token > gate[0].Token {
+			waiter = i // the newest of the gate holder's nodes created since it took the gate
+		}
+	}
+	if waiter < 0 {
+		return nil // its lease node is not created yet
+	}
+	data, _, err := s.read(ctx, dir)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return nil
+	case err != nil && !permanent(err):
+		return fmt.Errorf("zklock: read %s: %w", dir, err)
+	}
+	if n, cerr := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && cerr == nil && len(leases) <= n {
+		return nil // counted in: it holds, and is about to leave the gate
+	}
+	leases[waiter].Holds = false
+	return nil
 }
 
 // participants lists q's contenders by its rule.

@@ -209,3 +209,56 @@ func TestREADMECodeBlocks(t *testing.T) {
 		t.Logf("%q... is in %v", block[0], where)
 	}
 }
+
+// mdLink matches a Markdown link or image target that is a path in the
+// repository (not a URL, not an anchor of the same page).
+var mdLink = regexp.MustCompile(`\]\(([^)#:\s]+)(#[^)]*)?\)`)
+
+// Every link of the README to a file or directory of the repository
+// resolves, and every example program is linked from it.
+func TestREADMELinks(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	linked := map[string]bool{}
+	for _, m := range mdLink.FindAllStringSubmatch(string(readme), -1) {
+		target := filepath.Clean(m[1])
+		linked[target] = true
+		_, err := os.Stat(target)
+		require.NoError(t, err, "the README links %s, which does not exist", m[1])
+	}
+	examples, err := os.ReadDir("examples")
+	require.NoError(t, err)
+	for _, e := range examples {
+		if e.IsDir() {
+			require.True(t, linked[filepath.Join("examples", e.Name())], "the README never links examples/%s", e.Name())
+		}
+	}
+}
+
+// notifyContext matches a call of signal.NotifyContext and its arguments.
+var notifyContext = regexp.MustCompile(`(?m)signal\.NotifyContext\((.*)\)\s*$`)
+
+// Every program users copy (the example programs, the package's Example
+// functions, the README's code) stops on SIGTERM as on SIGINT: systemd,
+// Docker and Kubernetes stop a process with SIGTERM, and a leader that
+// dies on it without releasing keeps the next one waiting for its session
+// to expire. TestIntegration_LeaderOnlySIGTERM measures the handover.
+func TestExamplesStopOnSIGTERM(t *testing.T) {
+	files, err := filepath.Glob("example_*_test.go")
+	require.NoError(t, err)
+	mains, err := filepath.Glob("examples/*/main.go")
+	require.NoError(t, err)
+	files = append(append(files, mains...), "README.md")
+	calls := 0
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range notifyContext.FindAllStringSubmatch(string(src), -1) {
+			calls++
+			require.Contains(t, m[1], "syscall.SIGTERM", "%s: %s stops on SIGINT only", f, m[0])
+			require.True(t, strings.Contains(m[1], "os.Interrupt") || strings.Contains(m[1], "syscall.SIGINT"),
+				"%s: %s does not stop on SIGINT", f, m[0])
+		}
+	}
+	require.GreaterOrEqual(t, calls, 6, "the programs' signal.NotifyContext calls")
+}

@@ -248,3 +248,105 @@ func TestIntegration_CuratorSemaphoreLeaseCount(t *testing.T) {
 type noT struct{}
 
 func (noT) Errorf(string, ...any) {}
+
+// Participants judges a semaphore's leases by Curator's rule: with 2 leases
+// and 3 participants, Curator's and ours mixed, the acquirer that holds the
+// internal lock has its lease node counted but waits: 2 hold, 1 waits,
+// whoever waits and whether the count is stored (ours store it, Curator's
+// do not). Once a holder releases, the waiter holds and no one waits.
+func TestIntegration_ParticipantsSemaphoreCuratorRule(t *testing.T) {
+	peers.Each(t, func(t *testing.T, g *peers.Generation) {
+		c := zktest.Start(t)
+		admin := c.Connect(t, sessionTimeout)
+		cur := g.Curator(t, c.ConnectString(), 10*time.Second)
+		for _, tc := range []struct {
+			name   string
+			ours   int  // our holders, the rest of the two being Curator's
+			waiter bool // ours waits, else Curator's
+		}{
+			{name: "curator-waits", ours: 1},
+			{name: "ours-waits", ours: 1, waiter: true},
+			{name: "curator-only"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				path := "/sem/participants-" + tc.name
+				s := connect(t, c)
+				var curNames []string
+				for i := range 3 {
+					name := fmt.Sprintf("%s-%d", tc.name, i)
+					cur.Must(t, "semaphore "+name+" "+path+" 2")
+					curNames = append(curNames, name)
+				}
+				var holds []*zklock.Hold
+				for range tc.ours {
+					h, err := newSemaphore(t, connect(t, c), path, 2).Acquire(ctxTimeout(t, 10*time.Second))
+					require.NoError(t, err)
+					holds = append(holds, h)
+				}
+				for _, name := range curNames[:2-tc.ours] {
+					cur.Must(t, "acquire "+name)
+					waitEvent(t, cur, name, "acquired")
+				}
+				waiting := make(chan error, 1)
+				if tc.waiter {
+					go func() {
+						h, err := newSemaphore(t, s, path, 2).Acquire(ctxTimeout(t, time.Minute))
+						if err == nil {
+							err = h.Release()
+						}
+						waiting <- err
+					}()
+				} else {
+					cur.Must(t, "acquire "+curNames[2])
+				}
+				require.Eventually(t, func() bool {
+					return len(children(t, admin, path+"/leases")) == 3 && len(children(t, admin, path+"/locks")) == 1
+				}, 20*time.Second, 10*time.Millisecond, "the third participant waits")
+
+				ps, err := zklock.Participants(ctxTimeout(t, 10*time.Second), s, path)
+				require.NoError(t, err)
+				var held, waits []zklock.Participant
+				for _, p := range ps {
+					require.Equal(t, zklock.KindLease, p.Kind, p.Node)
+					if p.Holds {
+						held = append(held, p)
+					} else {
+						waits = append(waits, p)
+					}
+				}
+				require.Len(t, held, 2, "holders: %+v", ps)
+				require.Len(t, waits, 1, "waiters: %+v", ps)
+				if tc.waiter {
+					require.Equal(t, s.ID(), waits[0].Session, "our waiting acquirer's node")
+				} else {
+					require.NotEqual(t, s.ID(), waits[0].Session)
+				}
+
+				// A holder releases: the waiter holds, and leaves the internal lock.
+				if tc.ours > 0 {
+					require.NoError(t, holds[0].Release())
+				} else {
+					cur.Must(t, "release "+curNames[0])
+				}
+				if tc.waiter {
+					require.NoError(t, <-waiting) // it held, and released
+				} else {
+					waitEvent(t, cur, curNames[2], "acquired")
+				}
+				require.Eventually(t, func() bool { return len(children(t, admin, path+"/locks")) == 0 },
+					10*time.Second, 10*time.Millisecond)
+				ps, err = zklock.Participants(ctxTimeout(t, 10*time.Second), s, path)
+				require.NoError(t, err)
+				for _, p := range ps {
+					require.True(t, p.Holds, "%s, once no one waits", p.Node)
+				}
+				for _, h := range holds[min(1, len(holds)):] {
+					require.NoError(t, h.Release())
+				}
+				for _, name := range curNames {
+					_, _ = cur.Do("release " + name) // those that hold
+				}
+			})
+		}
+	})
+}

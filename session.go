@@ -78,6 +78,51 @@ func (s *Session) State() State {
 // ID returns the current ZooKeeper session id, 0 before the first one.
 func (s *Session) ID() int64 { return s.conn.SessionID() }
 
+// Done returns a channel closed when the session is over for good: Close
+// was called (the state is then StateClosed). An expiry does not close it:
+// the session then gets a new ZooKeeper session and goes on (StateExpired,
+// then StateConnected), though every hold of the old one is lost.
+func (s *Session) Done() <-chan struct{} { return s.quit }
+
+// Watch follows the session's State from now on: it emits the current
+// state, then each change, and closes the channel (ending its goroutine)
+// after StateClosed or when ctx ends. The channel has latest-value
+// semantics: a slow reader never delays the session and receives the
+// latest state, skipping those that came and went meanwhile, never the
+// same state twice in a row. To count every change, or to see those of the
+// first connect, use WithObserver. A nil ctx gives a closed channel.
+func (s *Session) Watch(ctx context.Context) <-chan State {
+	out := make(chan State)
+	if ctx == nil {
+		close(out)
+		return out
+	}
+	go func() {
+		defer close(out)
+		state, _, changed := s.snapshot()
+		sent, pending := State(-1), true
+		for {
+			var send chan State
+			if pending {
+				send = out
+			}
+			select {
+			case send <- state:
+				sent, pending = state, false
+				if state == StateClosed {
+					return
+				}
+			case <-changed:
+				state, _, changed = s.snapshot()
+				pending = state != sent
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
 // snapshot returns the state, the session id it refers to, and a channel
 // mark returns how often servers have been reached so far: a connection
 // record to compare with later (connFailures.since).

@@ -22,9 +22,11 @@ func Example() {
 
 	observe := m.Observer()
 	observe(zklock.Event{Kind: zklock.EventState, State: zklock.StateConnected})
-	observe(zklock.Event{Kind: zklock.EventAcquired, Path: "/locks/job", Wait: 20 * time.Millisecond})
-	observe(zklock.Event{Kind: zklock.EventLost, Path: "/locks/job", Held: 3 * time.Second,
+	observe(zklock.Event{Kind: zklock.EventAcquired, Path: "/locks/job", Wait: 20 * time.Millisecond, Recipe: zklock.RecipeMutex})
+	observe(zklock.Event{Kind: zklock.EventState, State: zklock.StateSuspended})
+	observe(zklock.Event{Kind: zklock.EventLost, Path: "/locks/job", Held: 3 * time.Second, Recipe: zklock.RecipeMutex,
 		Err: fmt.Errorf("%w: %w", zklock.ErrLost, zklock.ErrSuspended)})
+	observe(zklock.Event{Kind: zklock.EventState, State: zklock.StateConnected})
 
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -49,11 +51,14 @@ func Example() {
 		}
 	}
 	// Output:
-	// zklock_acquire_wait_seconds count=1 sum=0.02s
-	// zklock_acquisitions_total 1
-	// zklock_held 0
-	// zklock_hold_seconds count=1 sum=3s
-	// zklock_losses_total cause=suspended 1
+	// zklock_acquire_wait_seconds recipe=mutex count=1 sum=0.02s
+	// zklock_acquisitions_total recipe=mutex 1
+	// zklock_held recipe=mutex 0
+	// zklock_hold_seconds recipe=mutex count=1 sum=3s
+	// zklock_losses_total cause=suspended,recipe=mutex 1
+	// zklock_session_state_changes_total state=connected 2
+	// zklock_session_state_changes_total state=suspended 1
 	// zklock_sessions state=connected 1
 	// zklock_sessions state=connecting 0
+	// zklock_sessions state=suspended 0
 }

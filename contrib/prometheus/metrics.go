@@ -6,23 +6,43 @@
 //	prometheus.MustRegister(m)
 //	sess, err := zklock.Connect(servers, m.SessionOption())
 //
-// The metrics (names prefixed with the namespace, "zklock" by default):
+// The metrics (names prefixed with the namespace, "zklock" by default).
+// These names, labels and label values are a contract: `zklock elect` and
+// `zklock lock` serve the same on /metrics, and they change only by
+// extension.
 //
-//	zklock_acquire_wait_seconds  histogram: how long each acquisition waited
-//	zklock_hold_seconds          histogram: how long each hold lasted, to its release or loss
-//	zklock_acquisitions_total    counter: locks acquired (re-entries are not counted)
-//	zklock_releases_total        counter: holds released
-//	zklock_losses_total          counter by cause: expired, suspended, node_gone, closed, other
+//	zklock_acquire_wait_seconds   histogram by recipe: how long each acquisition waited
+//	zklock_hold_seconds           histogram by recipe: how long each hold lasted, to its release or loss
+//	zklock_acquisitions_total     counter by recipe: locks acquired (re-entries are not counted)
+//	zklock_releases_total         counter by recipe: holds released (revoked and resigned ones too)
+//	zklock_losses_total           counter by cause and recipe: holds lost (expired, suspended,
+//	                              node_gone, closed, other) and leaderships ended by another's
+//	                              revocation (revoked) or by Resign (resigned)
 //	zklock_acquire_failures_total counter by reason: locked, timeout, canceled, expired,
-//	                             closed, unreachable, other (acquires that ended without a hold)
-//	zklock_held                  gauge: holds held now (each acquisition once, re-entries aside)
-//	zklock_waiting               gauge: acquires under way now
-//	zklock_sessions              gauge by state: sessions now connecting, connected,
-//	                             suspended or expired (a closed session leaves the gauge)
+//	                              closed, unreachable, other (acquires that ended without a hold)
+//	zklock_acquire_retries_total  counter by recipe: acquires a recipe started again by itself
+//	                              after a failure (an election's WithRequeue, a latch)
+//	zklock_held                   gauge by recipe: holds held now (each acquisition once)
+//	zklock_waiting                gauge: acquires under way now
+//	zklock_leader                 gauge by path and recipe: 1 while this process leads the
+//	                              election or latch at path (the series stays, at 0, after)
+//	zklock_sessions               gauge by state: sessions now connecting, connected,
+//	                              suspended or expired (a closed session leaves the gauge)
+//	zklock_session_state_changes_total counter by state: the sessions' state changes, by the
+//	                              state entered (a suspension between two scrapes shows here)
 //
-// With WithPathLabel the histograms, counters and the held and waiting
-// gauges also carry the lock path; use it only when the set of paths is
-// small and fixed. No metric has a per-node or per-session label.
+// The recipe label is one of zklock's Recipe constants: mutex, rwlock,
+// semaphore, election, latch ("" for a hand-made event without one).
+// zklock_leader's path label is bounded by the elections a process takes
+// part in. With WithPathLabel the histograms, counters and the held and
+// waiting gauges also carry the lock path; use it only when the set of
+// paths is small and fixed. No metric has a per-node or per-session label.
+//
+// Alert on, for example: no leader anywhere (sum by (path) (zklock_leader)
+// == 0 for a minute), any rate of zklock_losses_total{cause!~"resigned|revoked"},
+// zklock_sessions{state="suspended"} > 0 or a rising
+// zklock_session_state_changes_total{state="suspended"}, a high rate of
+// zklock_acquire_retries_total.
 package zklockprom
 
 import (
@@ -41,6 +61,8 @@ const (
 	CauseSuspended = "suspended" // suspended past the loss limit (zklock.ErrSuspended)
 	CauseNodeGone  = "node_gone" // the node vanished or changed owner (zklock.ErrNodeGone)
 	CauseClosed    = "closed"    // the session was closed while holding (zklock.ErrClosed)
+	CauseRevoked   = "revoked"   // released because revocation was asked (Event.Cause zklock.ErrRevoked)
+	CauseResigned  = "resigned"  // a leader released by Resign (Event.Cause zklock.ErrResigned)
 	CauseOther     = "other"
 )
 
@@ -65,6 +87,9 @@ type Metrics struct {
 	losses, failures   *prometheus.CounterVec
 	held, waiting      *prometheus.GaugeVec
 	sessions           *prometheus.GaugeVec
+	retries            *prometheus.CounterVec
+	leader             *prometheus.GaugeVec
+	stateChanges       *prometheus.CounterVec
 	pathLabel          bool
 }
 
@@ -98,27 +123,35 @@ func New(opts ...Option) *Metrics {
 	if c.pathLabel {
 		labels = []string{"path"}
 	}
+	recipe := append([]string{"recipe"}, labels...)
 	return &Metrics{
 		pathLabel: c.pathLabel,
 		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: c.namespace, Name: "acquire_wait_seconds",
-			Help: "How long each lock acquisition waited, from the call to the hold.", Buckets: c.buckets}, labels),
+			Help: "How long each lock acquisition waited, from the call to the hold.", Buckets: c.buckets}, recipe),
 		hold: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: c.namespace, Name: "hold_seconds",
-			Help: "How long each hold lasted, to its release or its loss.", Buckets: c.buckets}, labels),
+			Help: "How long each hold lasted, to its release or its loss.", Buckets: c.buckets}, recipe),
 		acquired: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: c.namespace, Name: "acquisitions_total",
-			Help: "Locks acquired (re-entries are not counted)."}, labels),
+			Help: "Locks acquired (re-entries are not counted)."}, recipe),
 		released: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: c.namespace, Name: "releases_total",
-			Help: "Holds released by their holder."}, labels),
+			Help: "Holds released by their holder."}, recipe),
 		losses: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: c.namespace, Name: "losses_total",
-			Help: "Holds lost, by cause (expired, suspended, node_gone, closed, other)."}, append([]string{"cause"}, labels...)),
+			Help: "Holds lost, by cause (expired, suspended, node_gone, closed, revoked, resigned, other)."},
+			append([]string{"cause"}, recipe...)),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: c.namespace, Name: "acquire_failures_total",
 			Help: "Acquires that ended without a hold, by reason (locked, timeout, canceled, expired, closed, unreachable, other)."},
 			append([]string{"reason"}, labels...)),
 		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: c.namespace, Name: "held",
-			Help: "Holds held now (each acquisition counts once, re-entries aside)."}, labels),
+			Help: "Holds held now (each acquisition counts once, re-entries aside)."}, recipe),
 		waiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: c.namespace, Name: "waiting",
 			Help: "Acquires under way now."}, labels),
 		sessions: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: c.namespace, Name: "sessions",
 			Help: "Sessions in each state (connecting, connected, suspended, expired)."}, []string{"state"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: c.namespace, Name: "acquire_retries_total",
+			Help: "Acquires a recipe started again by itself after a failure (an election with WithRequeue, a latch)."}, recipe),
+		leader: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: c.namespace, Name: "leader",
+			Help: "1 while this process leads the election or latch at path, else 0."}, []string{"path", "recipe"}),
+		stateChanges: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: c.namespace, Name: "session_state_changes_total",
+			Help: "Session state changes, by the state entered (connected, suspended, expired, closed)."}, []string{"state"}),
 	}
 }
 
@@ -137,7 +170,8 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.wait, m.hold, m.acquired, m.released, m.losses, m.failures, m.held, m.waiting, m.sessions}
+	return []prometheus.Collector{m.wait, m.hold, m.acquired, m.released, m.losses, m.failures, m.held, m.waiting, m.sessions,
+		m.retries, m.leader, m.stateChanges}
 }
 
 // SessionOption is zklock.WithObserver(m.Observer()): pass it to
@@ -166,7 +200,7 @@ type sessionObserver struct {
 // gauges moves the held and waiting gauges for one acquire's event, once
 // per acquire whatever the order of its events. A hand-made event without
 // a number (Acquire 0) moves the held gauge only.
-func (o *sessionObserver) gauges(ev zklock.Event, labels []string) {
+func (o *sessionObserver) gauges(ev zklock.Event, labels, recipe []string) {
 	id := ev.Acquire
 	o.mu.Lock()
 	wasWaiting, wasHolding := o.waiting[id], o.holding[id]
@@ -185,7 +219,7 @@ func (o *sessionObserver) gauges(ev zklock.Event, labels []string) {
 		}
 	}
 	o.mu.Unlock()
-	step := func(g *prometheus.GaugeVec, was, is bool) {
+	step := func(g *prometheus.GaugeVec, labels []string, was, is bool) {
 		switch {
 		case is && !was:
 			g.WithLabelValues(labels...).Inc()
@@ -193,8 +227,11 @@ func (o *sessionObserver) gauges(ev zklock.Event, labels []string) {
 			g.WithLabelValues(labels...).Dec()
 		}
 	}
-	step(o.m.waiting, wasWaiting, waits)
-	step(o.m.held, wasHolding, holds)
+	step(o.m.waiting, labels, wasWaiting, waits)
+	step(o.m.held, recipe, wasHolding, holds)
+	if ev.Recipe == zklock.RecipeElection || ev.Recipe == zklock.RecipeLatch {
+		step(o.m.leader, []string{ev.Path, ev.Recipe}, wasHolding, holds)
+	}
 }
 
 func (o *sessionObserver) observe(ev zklock.Event) {
@@ -203,10 +240,12 @@ func (o *sessionObserver) observe(ev zklock.Event) {
 	if m.pathLabel {
 		labels = []string{ev.Path}
 	}
+	recipe := append([]string{ev.Recipe}, labels...)
 	switch ev.Kind {
 	case zklock.EventState:
 		o.mu.Lock()
 		if ev.State != o.state && o.state != zklock.StateClosed {
+			m.stateChanges.WithLabelValues(ev.State.String()).Inc()
 			m.sessions.WithLabelValues(o.state.String()).Dec()
 			if ev.State != zklock.StateClosed {
 				m.sessions.WithLabelValues(ev.State.String()).Inc()
@@ -215,22 +254,27 @@ func (o *sessionObserver) observe(ev zklock.Event) {
 		}
 		o.mu.Unlock()
 	case zklock.EventAcquiring:
-		o.gauges(ev, labels)
+		o.gauges(ev, labels, recipe)
 	case zklock.EventAcquireFailed:
-		o.gauges(ev, labels)
+		o.gauges(ev, labels, recipe)
 		m.failures.WithLabelValues(append([]string{Reason(ev.Err)}, labels...)...).Inc()
 	case zklock.EventAcquired:
-		o.gauges(ev, labels)
-		m.acquired.WithLabelValues(labels...).Inc()
-		m.wait.WithLabelValues(labels...).Observe(ev.Wait.Seconds())
+		o.gauges(ev, labels, recipe)
+		m.acquired.WithLabelValues(recipe...).Inc()
+		m.wait.WithLabelValues(recipe...).Observe(ev.Wait.Seconds())
 	case zklock.EventReleased:
-		o.gauges(ev, labels)
-		m.released.WithLabelValues(labels...).Inc()
-		m.hold.WithLabelValues(labels...).Observe(ev.Held.Seconds())
+		o.gauges(ev, labels, recipe)
+		m.released.WithLabelValues(recipe...).Inc()
+		m.hold.WithLabelValues(recipe...).Observe(ev.Held.Seconds())
+		if ev.Cause != nil { // a release a revocation or a Resign forced
+			m.losses.WithLabelValues(append([]string{Cause(ev.Cause)}, recipe...)...).Inc()
+		}
 	case zklock.EventLost:
-		o.gauges(ev, labels)
-		m.losses.WithLabelValues(append([]string{Cause(ev.Err)}, labels...)...).Inc()
-		m.hold.WithLabelValues(labels...).Observe(ev.Held.Seconds())
+		o.gauges(ev, labels, recipe)
+		m.losses.WithLabelValues(append([]string{Cause(ev.Err)}, recipe...)...).Inc()
+		m.hold.WithLabelValues(recipe...).Observe(ev.Held.Seconds())
+	case zklock.EventRetry:
+		m.retries.WithLabelValues(recipe...).Inc()
 	}
 }
 
@@ -245,6 +289,10 @@ func Cause(err error) string {
 		return CauseNodeGone
 	case errors.Is(err, zklock.ErrClosed):
 		return CauseClosed
+	case errors.Is(err, zklock.ErrRevoked):
+		return CauseRevoked
+	case errors.Is(err, zklock.ErrResigned):
+		return CauseResigned
 	}
 	return CauseOther
 }

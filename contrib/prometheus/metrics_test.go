@@ -93,19 +93,19 @@ func TestCause(t *testing.T) {
 func TestObserverPathLabel(t *testing.T) {
 	m := zklockprom.New(zklockprom.WithPathLabel(), zklockprom.WithNamespace("app"))
 	obs := m.Observer()
-	obs(zklock.Event{Kind: zklock.EventAcquired, Path: "/a", Wait: time.Millisecond})
-	obs(zklock.Event{Kind: zklock.EventAcquired, Path: "/b", Wait: time.Second})
-	obs(zklock.Event{Kind: zklock.EventLost, Path: "/b", Held: time.Second,
+	obs(zklock.Event{Kind: zklock.EventAcquired, Path: "/a", Wait: time.Millisecond, Recipe: zklock.RecipeMutex})
+	obs(zklock.Event{Kind: zklock.EventAcquired, Path: "/b", Wait: time.Second, Recipe: zklock.RecipeMutex})
+	obs(zklock.Event{Kind: zklock.EventLost, Path: "/b", Held: time.Second, Recipe: zklock.RecipeMutex,
 		Err: fmt.Errorf("%w: %w", zklock.ErrLost, zklock.ErrSuspended)})
 	obs(zklock.Event{Kind: zklock.EventState, State: zklock.StateConnected})
 	want := `
-# HELP app_losses_total Holds lost, by cause (expired, suspended, node_gone, closed, other).
+# HELP app_losses_total Holds lost, by cause (expired, suspended, node_gone, closed, revoked, resigned, other).
 # TYPE app_losses_total counter
-app_losses_total{cause="suspended",path="/b"} 1
+app_losses_total{cause="suspended",path="/b",recipe="mutex"} 1
 # HELP app_acquisitions_total Locks acquired (re-entries are not counted).
 # TYPE app_acquisitions_total counter
-app_acquisitions_total{path="/a"} 1
-app_acquisitions_total{path="/b"} 1
+app_acquisitions_total{path="/a",recipe="mutex"} 1
+app_acquisitions_total{path="/b",recipe="mutex"} 1
 # HELP app_sessions Sessions in each state (connecting, connected, suspended, expired).
 # TYPE app_sessions gauge
 app_sessions{state="connected"} 1

@@ -8,12 +8,16 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/zklock/zklock"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGTERM is how systemd, Docker and Kubernetes stop a process: a
+	// graceful handover, as Ctrl-C is. Run then returns, deleting the node,
+	// and the next leader starts at once instead of after the session.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	servers := strings.Split(cmp.Or(os.Getenv("ZKLOCK_SERVERS"), "127.0.0.1:2181"), ",")
 	sess, err := zklock.Connect(servers, zklock.WithLossLimit(0)) // a term ends at the first suspension

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,9 +23,35 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var leading = regexp.MustCompile(`leading with fencing token (\d+)`)
 
+// leadingAt records when the first "leading with fencing token" line of a
+// child's output arrives, and keeps the whole output.
+type leadingAt struct {
+	proc.Buffer
+	mu   sync.Mutex
+	at   time.Time
+	seen chan struct{}
+}
+
+func (w *leadingAt) Write(p []byte) (int, error) {
+	n, err := w.Buffer.Write(p)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.at.IsZero() && leading.MatchString(w.Buffer.String()) {
+		w.at = time.Now()
+		close(w.seen)
+	}
+	return n, err
+}
+
+// sessionTimeout is the program's session timeout, zklock's default.
+const sessionTimeout = 10 * time.Second
+
 // The README's first program, run as its users run it: two copies against
 // one ZooKeeper (ZKLOCK_SERVERS); one leads, with a fencing token; on
-// SIGINT it stops and the other leads, with a greater token.
+// SIGINT (Ctrl-C) or SIGTERM (systemd, Docker, Kubernetes) it releases and
+// exits, and the other leads at once, with a greater token: well within
+// half the session timeout, where a leader that died without releasing
+// would keep it waiting until its session expired.
 func TestIntegration_LeaderOnly(t *testing.T) {
 	c := zktest.Start(t)
 	bin := filepath.Join(t.TempDir(), "leaderonly")
@@ -33,10 +60,10 @@ func TestIntegration_LeaderOnly(t *testing.T) {
 
 	type runner struct {
 		cmd *exec.Cmd
-		out *proc.Buffer
+		out *leadingAt
 	}
-	start := func() *runner {
-		r := &runner{cmd: exec.Command(bin), out: &proc.Buffer{}}
+	start := func(t *testing.T) *runner {
+		r := &runner{cmd: exec.Command(bin), out: &leadingAt{seen: make(chan struct{})}}
 		r.cmd.Env = append(os.Environ(), "ZKLOCK_SERVERS="+c.ConnectString())
 		r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
 		require.NoError(t, r.cmd.Start())
@@ -52,14 +79,32 @@ func TestIntegration_LeaderOnly(t *testing.T) {
 		require.NoError(t, err)
 		return n
 	}
-	a := start()
-	require.Eventually(t, func() bool { return token(a) > 0 }, 20*time.Second, 10*time.Millisecond, a.out.String())
-	b := start()
-	require.Never(t, func() bool { return token(b) > 0 }, time.Second, 20*time.Millisecond, "two leaders at once")
+	for _, tc := range []struct {
+		sig     syscall.Signal
+		stopped string // what the program logs as it stops
+	}{
+		{syscall.SIGINT, "stopped: interrupt signal received"},
+		{syscall.SIGTERM, "stopped: terminated signal received"},
+	} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			a := start(t)
+			require.True(t, proc.Wait(a.out.seen, 20*time.Second), "no leader: %s", a.out.String())
+			b := start(t)
+			require.Never(t, func() bool { return token(b) > 0 }, time.Second, 20*time.Millisecond, "two leaders at once")
 
-	require.NoError(t, a.cmd.Process.Signal(syscall.SIGINT))
-	require.NoError(t, a.cmd.Wait(), a.out.String())
-	require.Contains(t, a.out.String(), "stopped: interrupt signal received")
-	require.Eventually(t, func() bool { return token(b) > 0 }, 20*time.Second, 10*time.Millisecond, b.out.String())
-	require.Greater(t, token(b), token(a), "the next leader's token is greater")
+			sent := time.Now()
+			require.NoError(t, a.cmd.Process.Signal(tc.sig))
+			require.True(t, proc.Wait(b.out.seen, 2*sessionTimeout), "no next leader: %s", b.out.String())
+			b.out.mu.Lock()
+			handover := b.out.at.Sub(sent)
+			b.out.mu.Unlock()
+			t.Logf("%v to the leader: the other leads %v later", tc.sig, handover.Round(100*time.Microsecond))
+			require.NoError(t, a.cmd.Wait(), a.out.String())
+			require.Contains(t, a.out.String(), tc.stopped)
+			require.Less(t, handover, sessionTimeout/2, "the next leader waited for the session, not the release")
+			require.Greater(t, token(b), token(a), "the next leader's token is greater")
+			require.NoError(t, b.cmd.Process.Signal(tc.sig))
+			require.NoError(t, b.cmd.Wait(), b.out.String())
+		})
+	}
 }
