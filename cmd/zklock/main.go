@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -95,11 +96,16 @@ var verbs = []*verb{
 		also:    []string{"--listen PATH [--json]", "print each change of leader, without taking part"},
 		holds:   true, run: runElect, lossDefault: &electLossLimit,
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
-			fs.StringVar(&o.id, "id", "", "participant `ID`, stored as the node's data (default: this host's address)")
-			fs.BoolVar(&o.requeue, "requeue", false, "campaign again after CMD ends, on a fresh session")
+			fs.BoolVar(&o.requeue, "requeue", false, "campaign again after each term, on the same session, after a backoff\n"+
+				"(0.25s to 0.5s, doubling up to 15s to 30s; none after a term of 30s or more)")
 			fs.BoolVar(&o.latch, "latch", false, "take part as a Curator LeaderLatch (nodes ...-latch-) instead of a LeaderSelector")
-			fs.BoolVar(&o.listen, "listen", false, "do not take part: print the leader of PATH, then each change, until a signal or --timeout")
-			fs.BoolVar(&o.json, "json", false, "with --listen: one JSON object per line")
+			fs.BoolVar(&o.listen, "observe", false, "do not take part: print the leader of PATH, then each change, until a signal or --timeout")
+			fs.BoolFunc("listen", "deprecated name of --observe (logs a warning)", func(v string) error {
+				b, err := strconv.ParseBool(v)
+				o.listen, o.listenAlias = b, b
+				return err
+			})
+			fs.BoolVar(&o.json, "json", false, "with --observe: one JSON object per line")
 		},
 		about: "Campaigns for leadership at PATH (Curator's LeaderSelector protocol: mutex\n" +
 			"nodes ...-lock-) and runs CMD only while leader. With --latch it takes part in\n" +
@@ -179,6 +185,15 @@ func verbNames() string {
 	return strings.Join(names, ", ")
 }
 
+// suggestVerb is " (did you mean "VERB"?)" for the verb nearest to name, or "".
+func suggestVerb(name string) string {
+	names := make([]string, len(verbs))
+	for i, v := range verbs {
+		names[i] = v.name
+	}
+	return suggest(name, names, strconv.Quote)
+}
+
 func lookupVerb(name string) *verb {
 	for _, v := range verbs {
 		if v.name == name {
@@ -202,7 +217,19 @@ type app struct {
 	stderr  io.Writer
 	environ []string         // the environment: read for settings, passed to the child
 	signals <-chan os.Signal // SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to zklock
-	log     *slog.Logger     // -v: to stderr; otherwise silent
+
+	// log is the one stream of what zklock says about itself (logging.go):
+	// on stderr, in --log-format, at --log-level. libLog is what the
+	// library's sessions log to: log when -v or --log-level asks for it,
+	// otherwise silent (its warnings repeat zklock's errors).
+	log    *slog.Logger
+	libLog *slog.Logger
+
+	// The statuses of zklock's own outcomes (exit.go).
+	conflictExit, lostExit int
+
+	mon       *monitor // a holding verb's session and hold, for --http (endpoints.go)
+	signalled bool     // a signal was forwarded to CMD or ended a hold in this term
 }
 
 func main() {
@@ -220,6 +247,8 @@ func main() {
 // run parses args, runs the verb and returns the exit status.
 func (a *app) run(args []string) int {
 	a.log = slog.New(slog.DiscardHandler)
+	a.libLog = a.log
+	a.conflictExit, a.lostExit = exitNotAcquired, exitLost
 	inv, err := parseArgs(args, a.getenv)
 	if err != nil {
 		var vh *verbHelp
@@ -241,9 +270,12 @@ func (a *app) run(args []string) int {
 			return a.fail(err)
 		}
 	}
-	if inv.cfg.verbose {
-		a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cfg := &inv.cfg
+	a.log = newLogger(a.stderr, cfg.logFormat, cfg.level())
+	if cfg.verbose || cfg.logLevelSet {
+		a.libLog = a.log
 	}
+	a.conflictExit, a.lostExit = cfg.conflictExit, cfg.lostExit
 	if inv.verb.run != nil {
 		return inv.verb.run(a, inv)
 	}
