@@ -78,6 +78,7 @@ var verbs = []*verb{
 			"extra_lock_patterns on the same path), runs CMD while holding it, then releases.\n" +
 			lossHelpDefault,
 		example: "zklock lock nightly-backup -- ./backup.sh\n" +
+			"zklock lock nightly-backup --id \"$(hostname)\" -c 'pg_dump app > /backup/app.sql'\n" +
 			"zklock --timeout 30s lock /locks/report --try -- ./report.sh"},
 	readVerb, writeVerb,
 	{name: "semaphore", args: "PATH --leases N [--] [CMD [ARG...]]", summary: "one of N leases (Curator InterProcessSemaphoreV2)",
@@ -93,7 +94,7 @@ var verbs = []*verb{
 		example: "zklock semaphore crawlers --leases 4 -- ./crawl"},
 	{name: "elect", args: "PATH [--id ID] [--requeue] [--latch] [--] [CMD [ARG...]]",
 		summary: "run CMD only while leader (Curator LeaderSelector; --latch: LeaderLatch)",
-		also:    []string{"--listen PATH [--json]", "print each change of leader, without taking part"},
+		also:    []string{"--observe PATH [--json]", "print each change of leader, without taking part"},
 		holds:   true, run: runElect, lossDefault: &electLossLimit,
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
 			fs.BoolVar(&o.requeue, "requeue", false, "campaign again after each term, on the same session, after a backoff\n"+
@@ -117,7 +118,13 @@ var verbs = []*verb{
 			"another has been elected, and a leader's CMD usually acts without fencing.\n" +
 			"Give --loss-limit DUR to ride out short suspensions.\n" +
 			"\n" +
-			"With --listen, zklock takes no part: it prints the leader of the election or\n" +
+			"With --requeue, once a term is over (CMD exited, or leadership was lost) it\n" +
+			"campaigns again on the same session after a backoff (0.25-0.5s, doubling up\n" +
+			"to 15-30s; a term of 30s or more starts it over), so a CMD that fails at once\n" +
+			"runs at most 6 times in 10s. A signal, or a campaign that fails, ends it.\n" +
+			"\n" +
+			"With --observe (formerly --listen, still accepted with a warning), zklock\n" +
+			"takes no part: it prints the leader of the election or\n" +
 			"latch at PATH, then each change, one line each (\"leader NODE TOKEN ID\", or\n" +
 			"\"no leader\"; with --json one object per line), until SIGINT, SIGTERM,\n" +
 			"SIGHUP or SIGQUIT, or until --timeout, and exits 0. A leader that led only briefly may\n" +
@@ -125,7 +132,8 @@ var verbs = []*verb{
 			"protocol (--latch or not), creates nothing, and takes no CMD.",
 		example: "zklock elect --id \"$(hostname)\" --requeue jobs -- ./run-jobs\n" +
 			"zklock elect --latch --id \"$(hostname)\" jobs -- ./run-jobs\n" +
-			"zklock elect --listen jobs --json"},
+			"zklock elect --id \"$(hostname)\" --http 127.0.0.1:9090 jobs -c './run-jobs --all'\n" +
+			"zklock elect --observe jobs --json"},
 	{name: "status", args: "PATH [--json]", summary: "participants in queue order, who holds, their tokens",
 		run: runStatus,
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
