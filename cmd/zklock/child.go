@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -64,7 +65,7 @@ func (a *app) holdEra(inv *invocation, h *zklock.Hold) string {
 	defer cancel()
 	era, err := h.Era(ctx)
 	if err != nil {
-		a.log.Info("zklock: no fencing era for the child", "err", err)
+		a.log.Info("no fencing era for the child", "err", err)
 	}
 	return era
 }
@@ -93,7 +94,7 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 		return a.cannotStart(err)
 	}
 	defer c.close()
-	a.log.Info("zklock: started", "pid", c.cmd.Process.Pid, "supervised", c.ctrl != nil, "cmd", inv.cmd[0])
+	a.log.Info("started", "pid", c.cmd.Process.Pid, "supervised", c.ctrl != nil, "cmd", inv.cmd[0], "path", inv.path)
 
 	waitc := make(chan error, 1)
 	go func() { waitc <- c.cmd.Wait() }()
@@ -105,13 +106,14 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 	for {
 		select {
 		case sig := <-a.signals:
-			a.log.Info("zklock: forwarding signal", "signal", signalName(sig))
+			a.signalled = true
+			a.log.Info("forwarding signal", "signal", signalName(sig), "pid", c.cmd.Process.Pid)
 			c.signal(sig)
 		case <-done:
 			done = nil
 			lost = true
-			a.errorf("%s: %v while %s ran; sending it SIGTERM, SIGKILL after %v",
-				h.Node(), h.Err(), inv.cmd[0], inv.cfg.killGrace)
+			a.log.Error(message("%s: %v while %s ran; sending it SIGTERM, SIGKILL after %v",
+				printable(h.Node()), h.Err(), inv.cmd[0], inv.cfg.killGrace), holdAttrs(inv.path, h)...)
 			c.signal(syscall.SIGTERM)
 			t := time.NewTimer(inv.cfg.killGrace)
 			defer t.Stop()
@@ -119,8 +121,9 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 		case <-revoc: // ended as a loss is, and reported as one (exit 4)
 			revoc, done = nil, nil
 			lost = true
-			a.errorf("%s: revocation requested while %s ran; sending it SIGTERM, SIGKILL after %v",
-				h.Node(), inv.cmd[0], inv.cfg.killGrace)
+			a.mon.revoked()
+			a.log.Error(message("%s: revocation requested while %s ran; sending it SIGTERM, SIGKILL after %v",
+				printable(h.Node()), inv.cmd[0], inv.cfg.killGrace), holdAttrs(inv.path, h)...)
 			c.signal(syscall.SIGTERM)
 			t := time.NewTimer(inv.cfg.killGrace)
 			defer t.Stop()
@@ -128,7 +131,7 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 		case <-killc:
 			killc = nil
 			killed = true
-			a.log.Warn("zklock: killing the child", "signal", "SIGKILL")
+			a.log.Warn("killing the child", "signal", "SIGKILL", "pid", c.cmd.Process.Pid)
 			c.signal(syscall.SIGKILL)
 		case err := <-waitc:
 			c.exited = true
@@ -140,15 +143,15 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 			}
 			code, ok := childStatus(c.cmd.ProcessState)
 			if !ok {
-				a.errorf("wait for %s: %v", inv.cmd[0], err)
+				a.log.Error(message("wait for %s: %v", inv.cmd[0], err))
 				code = exitError
 			}
 			if !lost && h != nil && isLost(h) { // lost just as the child exited: its work was not covered
 				lost = true
-				a.errorf("%s: %v while %s ran", h.Node(), h.Err(), inv.cmd[0])
+				a.log.Error(message("%s: %v while %s ran", printable(h.Node()), h.Err(), inv.cmd[0]), holdAttrs(inv.path, h)...)
 			}
 			if !lost {
-				a.log.Info("zklock: child exited", "status", code)
+				a.childExited(inv, code)
 				return code
 			}
 			if killc != nil && !killed && c.groupAlive() {
@@ -157,9 +160,25 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 				<-killc
 				c.signal(syscall.SIGKILL)
 			}
-			return exitLost
+			st := a.status(exitLost)
+			a.log.Error("lock lost while CMD ran", "path", inv.path, "cmd", inv.cmd[0], "cmd_status", code, "outcome", outcomeLost, "exit_code", st)
+			return st
 		}
 	}
+}
+
+// childExited logs CMD's own status, which is zklock's: at Info level, or
+// as a warning when it is also one of zklock's own statuses, which only
+// the log (outcome "child") then tells apart.
+func (a *app) childExited(inv *invocation, code int) {
+	attrs := []any{"path", inv.path, "cmd", inv.cmd[0], "outcome", outcomeChild, "exit_code", code}
+	switch code {
+	case exitOK:
+	case a.conflictExit, a.lostExit:
+		a.log.Warn(fmt.Sprintf("CMD exited with %d, which is also zklock's status for not acquired or lost: this one is CMD's", code), attrs...)
+		return
+	}
+	a.log.Info("child exited", attrs...)
 }
 
 func isLost(h *zklock.Hold) bool { return errors.Is(h.Err(), zklock.ErrLost) }

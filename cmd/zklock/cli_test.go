@@ -99,7 +99,7 @@ func TestCLIUsageErrorsExit2(t *testing.T) {
 		{[]string{"elect", "--listen", "p", "--id", "x"}, "elect --listen takes no --id"},
 		{[]string{"elect", "--listen", "--requeue", "p"}, "elect --listen takes no"},
 		{[]string{"--try", "elect", "--listen", "p"}, "elect --listen takes no"},
-		{[]string{"elect", "p", "--json"}, "--json goes with --listen"},
+		{[]string{"elect", "p", "--json"}, "--json goes with --observe"},
 		{[]string{"elect", "--latch", "--try", "p", "true"}, "--try is not available with --latch"},
 		{[]string{"elect", "--latch", "--revocable", "p", "true"}, "--revocable is not available with --latch"},
 		{[]string{"--listen", "lock", "p"}, "--listen is not a flag of lock"},

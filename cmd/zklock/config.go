@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"strconv"
@@ -31,6 +32,16 @@ type config struct {
 	auth           *authSpec // nil: no auth
 	onUnreachable  string    // onUnreachableFail or onUnreachableRun
 	verbose        bool
+
+	// The log stream (logging.go): --log-format, and --log-level when
+	// logLevelSet (else level's default).
+	logFormat   string
+	logLevel    slog.Level
+	logLevelSet bool
+
+	// conflictExit and lostExit are the exit statuses of "not acquired"
+	// and "lost" (--conflict-exit-code, --lost-exit-code; exit.go).
+	conflictExit, lostExit int
 
 	// lossLimit is --loss-limit (zklock.WithLossLimit) when lossSet, else
 	// the verb's default; without either, the library's default.

@@ -37,9 +37,13 @@ func (a *app) connect(ctx context.Context, cfg *config) (*zklock.Session, error)
 	ctx, cancel := context.WithTimeout(ctx, cfg.connectBound())
 	defer cancel()
 
-	a.log.Info("zklock: connecting", "servers", strings.Join(cfg.servers, ","), "session_timeout", cfg.sessionTimeout,
+	a.log.Info("connecting", "servers", strings.Join(cfg.servers, ","), "session_timeout", cfg.sessionTimeout,
 		"namespace", cfg.namespace)
-	s, err := zklock.Connect(cfg.servers, cfg.sessionOptions(a.log)...)
+	opts := cfg.sessionOptions(a.libLog)
+	if a.mon != nil {
+		opts = append(opts, zklock.WithObserver(a.mon.observe))
+	}
+	s, err := zklock.Connect(cfg.servers, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +120,7 @@ func (a *app) interruptible(parent context.Context) (ctx context.Context, stop f
 		defer close(done)
 		select {
 		case sig := <-a.signals:
-			a.log.Info("zklock: signal while waiting", "signal", signalName(sig))
+			a.log.Info("signal while waiting", "signal", signalName(sig))
 			cancel(&interrupted{sig})
 		case <-quit:
 		}

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"os"
-	"sync/atomic"
 
 	"github.com/zklock/zklock"
 )
@@ -18,7 +16,7 @@ func electRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endF
 	if o.latch {
 		return latchRecipe(s, path, o)
 	}
-	e, err := zklock.NewLeaderElection(s, path, o.id, o.aclOptions()...)
+	e, err := zklock.NewLeaderElection(s, path, o.nodeData(), o.aclOptions()...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -34,7 +32,7 @@ func electRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endF
 // latch back in the queue). A latch has no single attempt: --try is refused
 // before anything connects (checkElect).
 func latchRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endFunc, error) {
-	id := o.id
+	id := o.nodeData()
 	if id == "" {
 		// The default id of elect: the one a LeaderElection stores.
 		e, err := zklock.NewLeaderElection(s, path, "")
@@ -62,16 +60,21 @@ func latchRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endF
 }
 
 // checkElect refuses, before anything connects, the flags that do not go
-// with --latch or --listen.
+// with --latch or --observe.
 func checkElect(inv *invocation) error {
 	o := &inv.opts
+	observe := "--observe"
+	if o.listenAlias {
+		observe = "--listen"
+	}
 	switch {
-	case o.listen && len(inv.cmd) > 0:
-		return usagef("elect --listen: unexpected CMD %q (a listener only prints the leaders)", inv.cmd[0])
-	case o.listen && (o.id != "" || o.requeue || o.revocable || inv.cfg.try || o.acl != nil):
-		return usagef("elect --listen takes no --id, --requeue, --revocable, --acl or --try (it does not take part)")
+	case o.listen && len(inv.cmd) > 0 && !o.hold.shSet:
+		return usagef("elect %s: unexpected CMD %q (an observer only prints the leaders)", observe, inv.cmd[0])
+	case o.listen && (o.id != "" || o.requeue || o.revocable || inv.cfg.try || o.acl != nil ||
+		o.hold.data != "" || o.hold.shSet || o.hold.http != ""):
+		return usagef("elect %s takes no --id, --requeue, --revocable, --acl, --try, --data, -c or --http (it does not take part)", observe)
 	case o.json && !o.listen:
-		return usagef("elect: --json goes with --listen")
+		return usagef("elect: --json goes with --observe")
 	case o.latch && inv.cfg.try:
 		return usagef("elect: --try is not available with --latch (a latch has no single attempt; use --timeout)")
 	case o.latch && o.revocable:
@@ -80,76 +83,24 @@ func checkElect(inv *invocation) error {
 	return nil
 }
 
-// runElect runs the elect verb. With --listen it only follows the leader
-// (runListen). Otherwise, without --requeue, it is a holding verb like lock:
+// runElect runs the elect verb. With --observe (formerly --listen) it only
+// follows the leader (runListen). Otherwise it is a holding verb like lock:
 // campaign (with --latch, as a Curator LeaderLatch participant), run CMD
-// while leader (or hold until a signal), release.
-//
-// With --requeue, once a term is over (CMD exited with any status, or
-// leadership was lost and CMD was signalled) zklock campaigns again, on a
-// fresh session, as Curator's autoRequeue does; each term's CMD gets that
-// term's node and fencing token. It stops when a signal arrives (it is
-// forwarded to CMD as usual), or when a campaign fails (--timeout, --try,
-// errors), and exits with the status of the last round.
+// while leader (or hold until a signal), release; with --requeue, campaign
+// again after each term (requeue.go).
 func runElect(a *app, inv *invocation) int {
 	if err := checkElect(inv); err != nil {
 		return a.fail(err)
 	}
+	if inv.opts.listenAlias {
+		a.log.Warn("elect --listen is deprecated: use elect --observe (same meaning)", "path", inv.path)
+	}
 	if inv.opts.listen {
 		return a.runListen(inv)
 	}
-	var led atomic.Bool // the round's campaign succeeded
 	v := *inv.verb
-	v.recipe = func(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endFunc, error) {
-		acquire, end, err := electRecipe(s, path, o)
-		if err != nil {
-			return nil, nil, err
-		}
-		return func(ctx context.Context, try bool) (*zklock.Hold, error) {
-			h, err := acquire(ctx, try)
-			if err == nil {
-				led.Store(true)
-			}
-			return h, err
-		}, end, nil
-	}
+	v.recipe = electRecipe
 	round := *inv
 	round.verb = &v
-	if !inv.opts.requeue {
-		return a.runHolding(&round)
-	}
-
-	// Signals are noted on their way to the rounds: one ends the requeueing.
-	var signalled atomic.Bool
-	sigs := make(chan os.Signal, 8)
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case sig := <-a.signals:
-				signalled.Store(true)
-				select {
-				case sigs <- sig:
-				default:
-				}
-			case <-quit:
-				return
-			}
-		}
-	}()
-	defer func() {
-		close(quit)
-		<-done
-	}()
-	b := *a
-	b.signals = sigs
-	for {
-		led.Store(false)
-		code := b.runHolding(&round)
-		if !led.Load() || signalled.Load() {
-			return code
-		}
-		a.log.Info("zklock: term over; campaigning again (--requeue)", "path", inv.path, "status", code)
-	}
+	return a.runHolding(&round)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -70,29 +71,97 @@ func exitCode(err error) int {
 	return exitError
 }
 
-// fail reports err on stderr and returns its exit status.
-func (a *app) fail(err error) int {
-	var ue *usageError
-	if errors.As(err, &ue) && len(ue.hint) > 0 {
-		a.errorf("%s", ue.msg)
-		for _, h := range ue.hint {
-			fmt.Fprintln(a.stderr, escapeControls(h))
+// exitCodeSetting parses an exit status flag: 0 to 255.
+func exitCodeSetting(field func(*config) *int) func(*config, string) error {
+	return func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 255 {
+			return errors.New("want an exit status, 0 to 255")
 		}
-	} else {
-		a.errorf("%v", err)
+		*field(c) = n
+		return nil
 	}
-	code := exitCode(err)
-	if code == exitUsage {
-		fmt.Fprintln(a.stderr, "Run 'zklock -h' for usage.")
+}
+
+// Outcomes: what ended a run, logged with its exit status (attributes
+// "outcome" and "exit_code") so that zklock's own outcomes can be told from
+// CMD's status, whatever the numbers.
+const (
+	outcomeChild       = "child"        // CMD exited on its own while the lock was held: its status
+	outcomeReleased    = "released"     // no CMD: released on a signal
+	outcomeNotAcquired = "not-acquired" // --conflict-exit-code
+	outcomeLost        = "lost"         // --lost-exit-code
+	outcomeError       = "error"        // 1
+	outcomeCannotRun   = "cannot-run"   // 126, 127
+)
+
+// status maps one of zklock's own statuses to the one the flags ask for:
+// exitNotAcquired to --conflict-exit-code, exitLost to --lost-exit-code.
+// CMD's status never goes through it.
+func (a *app) status(code int) int {
+	switch code {
+	case exitNotAcquired:
+		return a.conflictExit
+	case exitLost:
+		return a.lostExit
 	}
 	return code
 }
 
-// errorf prints one "zklock: ..." line on stderr. Library errors carry the
-// same prefix at every level of wrapping; it is printed once.
+// outcomeOf names one of zklock's own statuses (before status maps it).
+func outcomeOf(code int) string {
+	switch code {
+	case exitOK:
+		return outcomeReleased
+	case exitNotAcquired:
+		return outcomeNotAcquired
+	case exitLost:
+		return outcomeLost
+	case exitCannotExec, exitNotFound:
+		return outcomeCannotRun
+	}
+	return outcomeError
+}
+
+// fail reports err and returns its exit status: a usage error plainly on
+// stderr (the log's format may not be known yet), any other through the
+// log, with the outcome and the status.
+func (a *app) fail(err error) int {
+	code := exitCode(err)
+	if code == exitUsage {
+		msg := err.Error()
+		var ue *usageError
+		if errors.As(err, &ue) && len(ue.hint) > 0 {
+			msg = ue.msg
+		}
+		fmt.Fprintln(a.stderr, logPrefix+escapeControls(strings.ReplaceAll(msg, logPrefix, "")))
+		if ue != nil {
+			for _, h := range ue.hint {
+				fmt.Fprintln(a.stderr, escapeControls(h))
+			}
+		}
+		fmt.Fprintln(a.stderr, "Run 'zklock -h' for usage.")
+		return code
+	}
+	return a.outcome(code, "%v", err)
+}
+
+// outcome logs one of zklock's own outcomes (code, before status maps
+// it) at Error level, with its message, and returns the exit status.
+func (a *app) outcome(code int, format string, args ...any) int {
+	st := a.status(code)
+	a.log.Error(message(format, args...), "outcome", outcomeOf(code), "exit_code", st)
+	return st
+}
+
+// errorf logs one error line. Library errors carry the "zklock: " prefix at
+// every level of wrapping; the line has it once.
 func (a *app) errorf(format string, args ...any) {
-	msg := strings.ReplaceAll(fmt.Sprintf(format, args...), "zklock: ", "")
-	fmt.Fprintln(a.stderr, "zklock: "+escapeControls(msg)) // names and data from ZooKeeper may be in it
+	a.log.Error(message(format, args...))
+}
+
+func message(format string, args ...any) string {
+	return strings.ReplaceAll(fmt.Sprintf(format, args...), logPrefix, "")
 }
 
 func signalName(sig os.Signal) string {

@@ -16,12 +16,15 @@ import (
 
 // verbOpts holds the flags that belong to one verb.
 type verbOpts struct {
-	json    bool   // status; elect --listen
-	leases  int    // semaphore
-	id      string // elect
-	requeue bool   // elect
-	latch   bool   // elect: a Curator LeaderLatch participant
-	listen  bool   // elect: follow the leader, take no part
+	json    bool     // status; elect --listen
+	leases  int      // semaphore
+	id      string   // holding verbs: --id, the node's data
+	requeue bool     // elect
+	latch   bool     // elect: a Curator LeaderLatch participant
+	listen  bool     // elect --observe: follow the leader, take no part
+	hold    holdOpts // holding verbs (holdflags.go)
+
+	listenAlias bool // elect --listen, the deprecated name of --observe
 
 	view viewOpts // ui, ls (ui.go)
 
@@ -74,6 +77,13 @@ var settings = []setting{
 			"for DUR (from when the server was last heard); 0: at the first suspension;\n" +
 			"negative (e.g. -1s): only when the session expires (use fencing).\n" +
 			"Default: elect 0; lock, read, write, semaphore 2/3 of the session timeout", applyLossLimit},
+	{"log-format", "ZKLOCK_LOG_FORMAT", logFormatText, "text|json", "how zklock logs what it does and why it exits, on stderr:\n" +
+		"text (zklock: MESSAGE key=value...) or json (one object a line); usage errors stay plain", applyLogFormat},
+	{"log-level", "ZKLOCK_LOG_LEVEL", "", "LEVEL", "debug, info, warn or error (default warn; info with -v)", applyLogLevel},
+	{"conflict-exit-code", "ZKLOCK_CONFLICT_EXIT_CODE", "3", "N", "exit status when the lock is not acquired (--try, --timeout, a signal\n" +
+		"while waiting), as flock -E; 0 to 255", exitCodeSetting(func(c *config) *int { return &c.conflictExit })},
+	{"lost-exit-code", "ZKLOCK_LOST_EXIT_CODE", "4", "N", "exit status when the lock is lost (or revoked) while held; 0 to 255",
+		exitCodeSetting(func(c *config) *int { return &c.lostExit })},
 	{"tls-ca", "ZKLOCK_TLS_CA", "", "FILE", "speak TLS (ZooKeeper's secureClientPort); trust the CA certificates in FILE (PEM)\n" +
 		"instead of the system's", func(c *config, v string) error { c.tlsCA = v; return nil }},
 	{"tls-cert", "ZKLOCK_TLS_CERT", "", "FILE", "speak TLS; present the client certificate in FILE (PEM; needs --tls-key)",
@@ -149,6 +159,9 @@ func registerVerbFlags(fs *flag.FlagSet, v *verb, o *verbOpts) {
 			return nil
 		})
 	}
+	if v.holds {
+		registerHoldFlags(fs, o)
+	}
 }
 
 // verbFlags returns v's own flags, in name order.
@@ -186,8 +199,26 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 			owners[f.Name] = append(owners[f.Name], v.name)
 		}
 	}
+	var allFlags []string
+	fs.VisitAll(func(f *flag.Flag) { allFlags = append(allFlags, f.Name) })
+	// misplaced makes the error of a flag that is not defined where it
+	// was given the same before the verb and after it.
+	misplaced := func(err error, v *verb) error {
+		var ue *usageError
+		if !errors.As(err, &ue) {
+			return err
+		}
+		name, ok := strings.CutPrefix(ue.msg, "flag provided but not defined: -")
+		if !ok {
+			return err
+		}
+		if v != nil && len(owners[name]) > 0 {
+			return usagef("--%s is not a flag of %s (it is one of %s)", name, v.name, strings.Join(owners[name], ", "))
+		}
+		return usagef("%s%s", ue.msg, suggest(name, allFlags, func(s string) string { return "--" + s }))
+	}
 	if err := parseFlags(fs, args); err != nil {
-		return nil, err
+		return nil, misplaced(err, nil)
 	}
 	if g.version {
 		return nil, errVersion
@@ -203,13 +234,13 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 		case len(rest) > 2:
 			return nil, usagef("help: unexpected argument %q (zklock help [VERB])", rest[2])
 		case lookupVerb(rest[1]) == nil:
-			return nil, usagef("help: unknown verb %q (verbs: %s)", rest[1], verbNames())
+			return nil, usagef("help: unknown verb %q%s (verbs: %s)", rest[1], suggestVerb(rest[1]), verbNames())
 		}
 		return nil, &verbHelp{lookupVerb(rest[1])}
 	}
 	v := lookupVerb(rest[0])
 	if v == nil {
-		return nil, usagef("unknown verb %q", rest[0])
+		return nil, usagef("unknown verb %q%s (verbs: %s)", rest[0], suggestVerb(rest[0]), verbNames())
 	}
 	if !v.available() {
 		return nil, usagef("verb %q is not yet available in this version of zklock", v.name)
@@ -241,12 +272,17 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 	case g.version:
 		return nil, errVersion
 	case err != nil:
-		return nil, err
+		return nil, misplaced(err, v)
 	}
 	if inv.path, err = lockPath(path); err != nil && !v.pathless { // a pathless verb has none
 		return nil, err
 	}
 	inv.cmd = cmd
+	if v.holds {
+		if err := checkHold(inv); err != nil {
+			return nil, err
+		}
+	}
 	if inv.cfg, err = configure(g, getenv, v, &inv.opts); err != nil {
 		return nil, err
 	}

@@ -34,6 +34,9 @@ func TestParseDefaults(t *testing.T) {
 		timeout:        0,
 		killGrace:      5 * time.Second,
 		onUnreachable:  "fail",
+		logFormat:      "text",
+		conflictExit:   3,
+		lostExit:       4,
 	}, inv.cfg)
 }
 

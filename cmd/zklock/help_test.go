@@ -78,7 +78,11 @@ func TestCLIVerbHelp(t *testing.T) {
 			assert.Contains(t, stdout, "Example:\n  zklock ", args)
 			assert.Contains(t, stdout, "--servers LIST", "global flags listed")
 			for _, f := range verbFlags(v) {
-				assert.Contains(t, stdout, "--"+f.Name, "%v: own flag --%s", args, f.Name)
+				name := "--" + f.Name
+				if len(f.Name) == 1 {
+					name = "-" + f.Name // -c, as flock's
+				}
+				assert.Contains(t, stdout, "  "+name, "%v: own flag %s", args, name)
 			}
 			if v.holds {
 				assert.Contains(t, stdout, "--loss-limit", args)
@@ -93,10 +97,11 @@ func TestCLIVerbHelp(t *testing.T) {
 	assert.Contains(t, stdout, "--leases N")
 	_, stdout, _ = runZklock(t, nil, "elect", "-h")
 	assert.Contains(t, stdout, "--loss-limit defaults to 0 here")
-	assert.Contains(t, stdout, "  zklock [flags] elect --listen PATH [--json]\n", "the second synopsis")
+	assert.Contains(t, stdout, "  zklock [flags] elect --observe PATH [--json]\n", "the second synopsis")
 	assert.Contains(t, stdout, "Curator LeaderLatch")
 	assert.Contains(t, stdout, `"leader NODE TOKEN ID"`)
-	assert.Contains(t, stdout, "zklock elect --listen jobs --json")
+	assert.Contains(t, stdout, "zklock elect --observe jobs --json")
+	assert.Contains(t, stdout, "deprecated name of --observe")
 	_, stdout, _ = runZklock(t, nil, "status", "-h")
 	assert.Contains(t, stdout, "--namespace NS", "the global flags of every verb")
 }
@@ -123,7 +128,10 @@ func TestUsageListsNewFlags(t *testing.T) {
 	for _, s := range []string{"--loss-limit DUR", "ZKLOCK_LOSS_LIMIT", "--tls-ca FILE", "--tls-cert FILE", "--tls-key FILE",
 		"ZKLOCK_TLS_CA", "ZKLOCK_TLS_CERT", "ZKLOCK_TLS_KEY", "--version", "zklock VERB -h", "Default: elect 0",
 		"--namespace NS", "ZKLOCK_NAMESPACE         --namespace", "ZKLOCK_NAMESPACE       the namespace",
-		"elect --listen PATH [--json]", "[--latch]", "--latch ", "--listen ", "elect --listen: ended by"} {
+		"elect --observe PATH [--json]", "[--latch]", "--latch ", "--observe ", "elect --observe: ended by",
+		"--log-format text|json", "--log-level LEVEL", "ZKLOCK_LOG_FORMAT", "--conflict-exit-code N", "--lost-exit-code N",
+		"ZKLOCK_CONFLICT_EXIT_CODE", "outcome=not-acquired", "outcome=child", "-c STRING", "--id ID, --data TEXT",
+		"--http ADDR", "GET /healthz", "GET /leader", "zklock_is_leader"} {
 		assert.Contains(t, b.String(), s)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os/exec"
+	"time"
 
 	"github.com/zklock/zklock"
 )
@@ -69,18 +70,21 @@ func endOrRelease(end endFunc) endFunc {
 }
 
 // runHolding is every holding verb: connect, acquire, run CMD (or hold
-// until a signal), release, close.
+// until a signal), release, close. With --requeue (elect), once a term is
+// over it campaigns again on the same session, after a backoff (requeue.go).
 func (a *app) runHolding(inv *invocation) int {
 	cfg := &inv.cfg
-	var cmd *exec.Cmd
 	if len(inv.cmd) > 0 {
 		// Find CMD before taking the lock, so a typo does not queue for it.
 		if _, err := exec.LookPath(inv.cmd[0]); err != nil {
 			return a.cannotStart(err)
 		}
-		cmd = exec.Command(inv.cmd[0], inv.cmd[1:]...)
 	}
 
+	if inv.opts.revocable && inv.opts.nodeData() != "" {
+		a.log.Warn("--id and --data are ignored with --revocable: a revocable node's data is empty, as Curator's", "path", inv.path)
+	}
+	a.mon = newMonitor(inv.path, cfg)
 	ictx, stop := a.interruptible(context.Background())
 	defer stop()
 	ctx := ictx
@@ -93,14 +97,55 @@ func (a *app) runHolding(inv *invocation) int {
 	if err != nil {
 		stop() // from here on the signals are CMD's, if it runs unlocked
 		if errors.Is(err, errUnreachable) {
-			return a.unreachable(inv, cmd, err, signalled(ictx))
+			return a.unreachable(inv, a.command(inv), err, signalled(ictx))
 		}
 		return a.notAcquired(inv, err)
 	}
-	acquire, end, err := inv.verb.recipe(s, inv.path, &inv.opts)
+	a.mon.session = s
+	srv, err := a.serveHTTP(inv)
 	if err != nil {
+		stop()
 		s.Close()
 		return a.fail(err)
+	}
+	defer srv.stop()
+
+	t := a.term(inv, s, ictx, ctx, stop)
+	if inv.opts.requeue {
+		t = a.requeue(inv, s, t)
+	}
+	s.Close()
+	return t.code
+}
+
+// command is a fresh exec.Cmd of CMD (one can start only once), or nil
+// for none.
+func (a *app) command(inv *invocation) *exec.Cmd {
+	if len(inv.cmd) == 0 {
+		return nil
+	}
+	return exec.Command(inv.cmd[0], inv.cmd[1:]...)
+}
+
+// termEnd is how a term ended: the exit status, whether the lock was held
+// (led), for how long, and whether a signal ended it.
+type termEnd struct {
+	code      int
+	led       bool
+	held      time.Duration
+	signalled bool
+}
+
+// term acquires the lock on s within ctx (ictx is its signal watch, ended
+// by stop), runs CMD or holds until a signal, and releases. A term that
+// did not acquire closes s; one that did leaves it open for the caller.
+func (a *app) term(inv *invocation, s *zklock.Session, ictx, ctx context.Context, stop func()) termEnd {
+	cfg := &inv.cfg
+	acquire, end, err := inv.verb.recipe(s, inv.path, &inv.opts)
+	if err != nil {
+		stop()
+		s.Close()
+		return termEnd{code: a.fail(err)}
 	}
 	end = endOrRelease(end)
 	actx := ctx
@@ -109,31 +154,40 @@ func (a *app) runHolding(inv *invocation) int {
 		actx, cancel = context.WithTimeout(ctx, defaultConnectBound) // one attempt, still bounded
 		defer cancel()
 	}
-	a.log.Info("zklock: acquiring", "path", inv.path, "try", cfg.try, "timeout", cfg.timeout)
+	a.log.Info("acquiring", "path", inv.path, "try", cfg.try, "timeout", cfg.timeout)
 	h, err := acquire(actx, cfg.try) // every request the library sends is bounded by actx
 	stop()                           // from here on the signals are forwarded to CMD
 	sig := signalled(ictx)
 	if err != nil {
 		a.release(s, nil, end)
 		if errors.Is(err, zklock.ErrUnreachable) {
-			return a.unreachable(inv, cmd, err, sig)
+			return termEnd{code: a.unreachable(inv, a.command(inv), err, sig), signalled: sig != nil}
 		}
-		return a.notAcquired(inv, err)
+		return termEnd{code: a.notAcquired(inv, err), signalled: sig != nil}
 	}
 	if sig != nil { // the signal raced with the acquisition
 		a.release(s, h, end)
-		return a.notAcquired(inv, sig)
+		return termEnd{code: a.notAcquired(inv, sig), signalled: true}
 	}
-	a.log.Info("zklock: acquired", "path", inv.path, "node", h.Node(), "token", h.Token())
+	start := time.Now()
+	a.mon.held(h)
+	a.log.Info("acquired", holdAttrs(inv.path, h)...)
 
+	a.signalled = false
 	var code int
-	if cmd == nil {
-		code = a.holdUntilSignal(h)
+	if cmd := a.command(inv); cmd == nil {
+		code = a.holdUntilSignal(inv, h)
 	} else {
 		code = a.runChild(inv, cmd, h)
 	}
+	a.mon.held(nil)
 	a.release(s, h, end)
-	return code
+	return termEnd{code: code, led: true, held: time.Since(start), signalled: a.signalled}
+}
+
+// holdAttrs are the log attributes of a hold.
+func holdAttrs(path string, h *zklock.Hold) []any {
+	return []any{"path", path, "node", printable(h.Node()), "token", h.Token(), "session", sessionHex(h.SessionID())}
 }
 
 // signalled returns the signal that cancelled ctx, a context of
@@ -146,30 +200,26 @@ func signalled(ctx context.Context) *interrupted {
 	return nil
 }
 
-// notAcquired reports why the lock was not taken and returns 3 for a
-// timeout, a taken lock under --try or a signal, 1 for errors.
+// notAcquired reports why the lock was not taken and returns
+// --conflict-exit-code (3) for a timeout, a taken lock under --try or a
+// signal, 1 for errors.
 func (a *app) notAcquired(inv *invocation, err error) int {
 	var sig *interrupted
 	switch {
 	case errors.Is(err, zklock.ErrLocked):
-		a.errorf("%s is held by another participant (--try): not acquired", inv.path)
-		return exitNotAcquired
+		return a.outcome(exitNotAcquired, "%s is held by another participant (--try): not acquired", inv.path)
 	case errors.Is(err, zklock.ErrTLSHandshake), errors.Is(err, zklock.ErrNotZooKeeper): // a configuration error, even if the wait also timed out
-		a.errorf("%s not acquired: %v", inv.path, err)
-		return exitError
+		return a.outcome(exitError, "%s not acquired: %v", inv.path, err)
 	case errors.Is(err, context.DeadlineExceeded):
 		bound := inv.cfg.timeout
 		if bound == 0 {
 			bound = defaultConnectBound
 		}
-		a.errorf("%s not acquired within %v", inv.path, bound)
-		return exitNotAcquired
+		return a.outcome(exitNotAcquired, "%s not acquired within %v", inv.path, bound)
 	case errors.As(err, &sig):
-		a.errorf("%s not acquired: %v", inv.path, sig)
-		return exitNotAcquired
+		return a.outcome(exitNotAcquired, "%s not acquired: %v", inv.path, sig)
 	}
-	a.errorf("%s: %v", inv.path, err)
-	return exitCode(err)
+	return a.outcome(exitCode(err), "%s: %v", inv.path, err)
 }
 
 // unreachable applies --on-unreachable when no server answered in time:
@@ -183,47 +233,54 @@ func (a *app) unreachable(inv *invocation, cmd *exec.Cmd, err error, sig *interr
 		return a.notAcquired(inv, sig)
 	}
 	if inv.cfg.onUnreachable != onUnreachableRun || cmd == nil {
-		a.errorf("%v; CMD was not run", err)
-		return exitError
+		return a.outcome(exitError, "%v; CMD was not run", err)
 	}
-	a.errorf("warning: %v; running %s WITHOUT the lock (--on-unreachable run)", err, inv.cmd[0])
+	a.log.Warn(message("%v; running %s WITHOUT the lock (--on-unreachable run)", err, inv.cmd[0]), "path", inv.path)
 	return a.runChild(inv, cmd, nil)
 }
 
 // cannotStart reports a CMD that cannot be run (126) or found (127).
 func (a *app) cannotStart(err error) int {
-	a.errorf("%v", err)
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		return exitNotFound
+		return a.outcome(exitNotFound, "%v", err)
 	}
-	return exitCannotExec
+	return a.outcome(exitCannotExec, "%v", err)
 }
 
 // holdUntilSignal is the no-CMD mode: print "NODE TOKEN", then hold until a
-// signal (release, exit 0) or the loss of the lock (exit 4).
-func (a *app) holdUntilSignal(h *zklock.Hold) int {
+// signal (release, exit 0) or the loss of the lock (--lost-exit-code, 4).
+func (a *app) holdUntilSignal(inv *invocation, h *zklock.Hold) int {
 	if _, err := fmt.Fprintf(a.stdout, "%s %d\n", printable(h.Node()), h.Token()); err != nil {
-		a.errorf("write stdout: %v", err)
-		return exitError
+		return a.outcome(exitError, "write stdout: %v", err)
 	}
 	select {
 	case sig := <-a.signals:
-		a.log.Info("zklock: releasing on signal", "signal", signalName(sig))
+		a.signalled = true
+		a.log.Info("releasing on signal", "signal", signalName(sig), "path", inv.path, "outcome", outcomeReleased, "exit_code", exitOK)
 		return exitOK
 	case <-h.Done():
-		a.errorf("%s: %v", h.Node(), h.Err())
-		return exitLost
+		return a.lost(inv, h, h.Err())
 	case <-h.Revoked(): // nil, never ready, unless --revocable
-		a.errorf("%s: revocation requested: releasing", h.Node())
-		return exitLost
+		a.mon.revoked()
+		return a.lost(inv, h, errRevocationRequested)
 	}
 }
 
+// errRevocationRequested ends a revocable hold as a loss does.
+var errRevocationRequested = errors.New("revocation requested: releasing")
+
+// lost reports the loss of h (or a revocation) and returns --lost-exit-code.
+func (a *app) lost(inv *invocation, h *zklock.Hold, cause error) int {
+	st := a.status(exitLost)
+	a.log.Error(message("%s: %v", printable(h.Node()), cause), append(holdAttrs(inv.path, h), "outcome", outcomeLost, "exit_code", st)...)
+	return st
+}
+
 // release ends the hold with end (Hold.Release deletes its node) and
-// closes the session; with a nil h (nothing was acquired) it closes the
-// session first, then lets end stop what the recipe runs. Release blocks
-// for at most one round trip, and not at all on a lost connection: then
-// the node goes with the session.
+// leaves the session open (a --requeue campaigns again on it); with a nil
+// h (nothing was acquired) it closes the session first, then lets end stop
+// what the recipe runs. Release blocks for at most one round trip, and not
+// at all on a lost connection: then the node goes with the session.
 func (a *app) release(s *zklock.Session, h *zklock.Hold, end endFunc) {
 	if h == nil {
 		s.Close() // nothing to delete; whatever the recipe runs stops with the session
@@ -232,11 +289,10 @@ func (a *app) release(s *zklock.Session, h *zklock.Hold, end endFunc) {
 	switch {
 	case h == nil:
 	case err == nil:
-		a.log.Info("zklock: released", "node", h.Node())
+		a.log.Info("released", "node", printable(h.Node()), "token", h.Token())
 	case errors.Is(err, zklock.ErrLost):
 		// Reported already; the node, if any, goes with the session.
 	default:
-		a.errorf("release %s: %v (the node goes when the session ends)", h.Node(), err)
+		a.log.Warn(message("release %s: %v (the node goes when the session ends)", printable(h.Node()), err), "node", printable(h.Node()))
 	}
-	s.Close()
 }

@@ -37,8 +37,8 @@ func TestIntegration_ElectListen(t *testing.T) {
 	t.Parallel()
 	_, conn, env := zkSetup(t)
 	const dir = "/el/listen" // does not exist yet
-	text := startZklock(t, env, "elect", "--listen", dir)
-	js := startZklock(t, env, "elect", "--listen", dir, "--json")
+	text := startZklock(t, env, "elect", "--observe", dir)
+	js := startZklock(t, env, "elect", "--observe", dir, "--json")
 	require.Equal(t, "no leader", text.lines(t, 1)[0])
 	js.lines(t, 1)
 	ok, _, err := conn.Exists(dir)
@@ -120,12 +120,12 @@ func TestIntegration_ElectListen(t *testing.T) {
 func TestIntegration_ElectListenTimeout(t *testing.T) {
 	t.Parallel()
 	_, _, env := zkSetup(t)
-	p := startZklock(t, env, "--timeout", "1s", "elect", "--listen", "quiet")
+	p := startZklock(t, env, "--timeout", "1s", "elect", "--observe", "quiet")
 	assert.Equal(t, exitOK, p.wait(t, 20*time.Second), p.stderr.String())
 	assert.GreaterOrEqual(t, p.dur, time.Second)
 	assert.Equal(t, "no leader\n", p.stdout.String())
 
-	code, stdout, stderr := runZklock(t, nil, "--servers", silentAddr(t), "--timeout", "700ms", "elect", "--listen", "quiet")
+	code, stdout, stderr := runZklock(t, nil, "--servers", silentAddr(t), "--timeout", "700ms", "elect", "--observe", "quiet")
 	assert.Equal(t, exitError, code, stderr)
 	assert.Empty(t, stdout)
 	assert.Contains(t, stderr, "no ZooKeeper server answered")
@@ -136,7 +136,7 @@ func TestIntegration_ElectListenTimeout(t *testing.T) {
 func TestIntegration_ElectListenNamespace(t *testing.T) {
 	t.Parallel()
 	_, _, env := zkSetup(t)
-	l := startZklock(t, env, "--namespace", "app", "elect", "--listen", "/el/ns")
+	l := startZklock(t, env, "--namespace", "app", "elect", "--observe", "/el/ns")
 	require.Equal(t, "no leader", l.lines(t, 1)[0])
 	p := startZklock(t, env, "elect", "--latch", "/app/el/ns", "--id", "z")
 	node, tok := nodeToken(t, p.firstLine(t))

@@ -87,7 +87,7 @@ func TestIntegration_ObserveUnreadableNode(t *testing.T) {
 	require.NoError(t, err)
 
 	start := time.Now()
-	code, stdout, stderr := runZklock(t, env, "--timeout", "20s", "elect", "--listen", dir)
+	code, stdout, stderr := runZklock(t, env, "--timeout", "20s", "elect", "--observe", dir)
 	took := time.Since(start)
 	t.Logf("elect --listen: exit %d after %v: %q %q", code, took, stdout, stderr)
 	require.Equal(t, exitError, code, stderr)
@@ -128,7 +128,7 @@ func TestIntegration_HostileDataQuoted(t *testing.T) {
 	require.NoError(t, err)
 	for _, args := range [][]string{
 		{"status", dir}, {"status", dir, "--json"},
-		{"--timeout", "1s", "elect", "--listen", dir}, {"--timeout", "1s", "elect", "--listen", dir, "--json"},
+		{"--timeout", "1s", "elect", "--observe", dir}, {"--timeout", "1s", "elect", "--observe", dir, "--json"},
 	} {
 		code, stdout, stderr := runZklock(t, env, args...)
 		require.Equal(t, exitOK, code, "%v: %s", args, stderr)

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -77,6 +78,7 @@ var verbs = []*verb{
 			"extra_lock_patterns on the same path), runs CMD while holding it, then releases.\n" +
 			lossHelpDefault,
 		example: "zklock lock nightly-backup -- ./backup.sh\n" +
+			"zklock lock nightly-backup --id \"$(hostname)\" -c 'pg_dump app > /backup/app.sql'\n" +
 			"zklock --timeout 30s lock /locks/report --try -- ./report.sh"},
 	readVerb, writeVerb,
 	{name: "semaphore", args: "PATH --leases N [--] [CMD [ARG...]]", summary: "one of N leases (Curator InterProcessSemaphoreV2)",
@@ -92,14 +94,19 @@ var verbs = []*verb{
 		example: "zklock semaphore crawlers --leases 4 -- ./crawl"},
 	{name: "elect", args: "PATH [--id ID] [--requeue] [--latch] [--] [CMD [ARG...]]",
 		summary: "run CMD only while leader (Curator LeaderSelector; --latch: LeaderLatch)",
-		also:    []string{"--listen PATH [--json]", "print each change of leader, without taking part"},
+		also:    []string{"--observe PATH [--json]", "print each change of leader, without taking part"},
 		holds:   true, run: runElect, lossDefault: &electLossLimit,
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
-			fs.StringVar(&o.id, "id", "", "participant `ID`, stored as the node's data (default: this host's address)")
-			fs.BoolVar(&o.requeue, "requeue", false, "campaign again after CMD ends, on a fresh session")
+			fs.BoolVar(&o.requeue, "requeue", false, "campaign again after each term, on the same session, after a backoff\n"+
+				"(0.25s to 0.5s, doubling up to 15s to 30s; none after a term of 30s or more)")
 			fs.BoolVar(&o.latch, "latch", false, "take part as a Curator LeaderLatch (nodes ...-latch-) instead of a LeaderSelector")
-			fs.BoolVar(&o.listen, "listen", false, "do not take part: print the leader of PATH, then each change, until a signal or --timeout")
-			fs.BoolVar(&o.json, "json", false, "with --listen: one JSON object per line")
+			fs.BoolVar(&o.listen, "observe", false, "do not take part: print the leader of PATH, then each change, until a signal or --timeout")
+			fs.BoolFunc("listen", "deprecated name of --observe (logs a warning)", func(v string) error {
+				b, err := strconv.ParseBool(v)
+				o.listen, o.listenAlias = b, b
+				return err
+			})
+			fs.BoolVar(&o.json, "json", false, "with --observe: one JSON object per line")
 		},
 		about: "Campaigns for leadership at PATH (Curator's LeaderSelector protocol: mutex\n" +
 			"nodes ...-lock-) and runs CMD only while leader. With --latch it takes part in\n" +
@@ -111,7 +118,13 @@ var verbs = []*verb{
 			"another has been elected, and a leader's CMD usually acts without fencing.\n" +
 			"Give --loss-limit DUR to ride out short suspensions.\n" +
 			"\n" +
-			"With --listen, zklock takes no part: it prints the leader of the election or\n" +
+			"With --requeue, once a term is over (CMD exited, or leadership was lost) it\n" +
+			"campaigns again on the same session after a backoff (0.25-0.5s, doubling up\n" +
+			"to 15-30s; a term of 30s or more starts it over), so a CMD that fails at once\n" +
+			"runs at most 6 times in 10s. A signal, or a campaign that fails, ends it.\n" +
+			"\n" +
+			"With --observe (formerly --listen, still accepted with a warning), zklock\n" +
+			"takes no part: it prints the leader of the election or\n" +
 			"latch at PATH, then each change, one line each (\"leader NODE TOKEN ID\", or\n" +
 			"\"no leader\"; with --json one object per line), until SIGINT, SIGTERM,\n" +
 			"SIGHUP or SIGQUIT, or until --timeout, and exits 0. A leader that led only briefly may\n" +
@@ -119,7 +132,8 @@ var verbs = []*verb{
 			"protocol (--latch or not), creates nothing, and takes no CMD.",
 		example: "zklock elect --id \"$(hostname)\" --requeue jobs -- ./run-jobs\n" +
 			"zklock elect --latch --id \"$(hostname)\" jobs -- ./run-jobs\n" +
-			"zklock elect --listen jobs --json"},
+			"zklock elect --id \"$(hostname)\" --http 127.0.0.1:9090 jobs -c './run-jobs --all'\n" +
+			"zklock elect --observe jobs --json"},
 	{name: "status", args: "PATH [--json]", summary: "participants in queue order, who holds, their tokens",
 		run: runStatus,
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
@@ -179,6 +193,15 @@ func verbNames() string {
 	return strings.Join(names, ", ")
 }
 
+// suggestVerb is " (did you mean "VERB"?)" for the verb nearest to name, or "".
+func suggestVerb(name string) string {
+	names := make([]string, len(verbs))
+	for i, v := range verbs {
+		names[i] = v.name
+	}
+	return suggest(name, names, strconv.Quote)
+}
+
 func lookupVerb(name string) *verb {
 	for _, v := range verbs {
 		if v.name == name {
@@ -202,7 +225,19 @@ type app struct {
 	stderr  io.Writer
 	environ []string         // the environment: read for settings, passed to the child
 	signals <-chan os.Signal // SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to zklock
-	log     *slog.Logger     // -v: to stderr; otherwise silent
+
+	// log is the one stream of what zklock says about itself (logging.go):
+	// on stderr, in --log-format, at --log-level. libLog is what the
+	// library's sessions log to: log when -v or --log-level asks for it,
+	// otherwise silent (its warnings repeat zklock's errors).
+	log    *slog.Logger
+	libLog *slog.Logger
+
+	// The statuses of zklock's own outcomes (exit.go).
+	conflictExit, lostExit int
+
+	mon       *monitor // a holding verb's session and hold, for --http (endpoints.go)
+	signalled bool     // a signal was forwarded to CMD or ended a hold in this term
 }
 
 func main() {
@@ -220,6 +255,8 @@ func main() {
 // run parses args, runs the verb and returns the exit status.
 func (a *app) run(args []string) int {
 	a.log = slog.New(slog.DiscardHandler)
+	a.libLog = a.log
+	a.conflictExit, a.lostExit = exitNotAcquired, exitLost
 	inv, err := parseArgs(args, a.getenv)
 	if err != nil {
 		var vh *verbHelp
@@ -241,9 +278,12 @@ func (a *app) run(args []string) int {
 			return a.fail(err)
 		}
 	}
-	if inv.cfg.verbose {
-		a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cfg := &inv.cfg
+	a.log = newLogger(a.stderr, cfg.logFormat, cfg.level())
+	if cfg.verbose || cfg.logLevelSet {
+		a.libLog = a.log
 	}
+	a.conflictExit, a.lostExit = cfg.conflictExit, cfg.lostExit
 	if inv.verb.run != nil {
 		return inv.verb.run(a, inv)
 	}

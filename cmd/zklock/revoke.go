@@ -97,6 +97,9 @@ func (a *app) oneShot(inv *invocation, op func(context.Context, *zklock.Session)
 // lockOptions are the library options that a holding verb's flags ask for.
 func (o *verbOpts) lockOptions() []zklock.Option {
 	opts := o.aclOptions()
+	if d := o.nodeData(); d != "" {
+		opts = append(opts, zklock.WithData([]byte(d)))
+	}
 	if o.revocable {
 		opts = append(opts, zklock.WithRevocable())
 	}

@@ -156,7 +156,7 @@ func TestIntegration_TLSServerNames(t *testing.T) {
 		assert.Equal(t, exitError, code, "%s: %s", tc.name, stderr)
 		assert.Contains(t, stderr, "zklock: /locks/tls-names not acquired: TLS handshake failed with "+tc.args[1]+
 			": the server's certificate does not name the server: tls: failed to verify certificate: "+tc.want, tc.name)
-		assert.Regexp(t, `level=WARN msg="zklock: connection attempt failed" server=`+regexp.QuoteMeta(tc.args[1])+` err=".*`+
+		assert.Regexp(t, `zklock: warning: connection attempt failed server=`+regexp.QuoteMeta(tc.args[1])+` err=".*`+
 			regexp.QuoteMeta(tc.want), stderr, "%s: -v logs the reason", tc.name)
 	}
 	assert.NoFileExists(t, ran)

@@ -59,20 +59,47 @@ Environment (a flag given on the command line wins; an empty variable is unset):
   ZKLOCK_TLS_CERT          --tls-cert
   ZKLOCK_TLS_KEY           --tls-key
   ZKLOCK_TLS_SERVER_NAME   --tls-server-name
+  ZKLOCK_LOG_FORMAT        --log-format
+  ZKLOCK_LOG_LEVEL         --log-level
+  ZKLOCK_CONFLICT_EXIT_CODE  --conflict-exit-code
+  ZKLOCK_LOST_EXIT_CODE    --lost-exit-code
+
+Log: every line zklock prints about itself at run time goes to stderr through
+one stream, --log-format text ("zklock: MESSAGE key=value ...") or json (one
+object a line: time, level, msg, and path, node, token, session, ...), at
+--log-level (default warn: errors and warnings; -v: info). Usage errors are
+printed plainly. CMD's own output is CMD's.
+
+Endpoints (--http ADDR, holding verbs): GET /healthz answers 200 while the
+session is usable (connected, or suspended for less than --loss-limit) and 503
+otherwise; GET /leader 200 only while this process leads (elect) or holds the
+lock, 503 otherwise: a readiness probe for a leader-only service; GET /metrics
+the Prometheus text format (zklock_is_leader{path}, zklock_session_state{state},
+zklock_session_state_changes_total, zklock_acquire_retries_total,
+zklock_losses_total{cause}, zklock_hold_seconds). All are answered from what
+the session has seen, with no ZooKeeper request. ADDR must be loopback unless
+--insecure-listen; requests for another Host than ADDR's (or --allowed-hosts)
+get 403. The server stops with zklock.
 
 Exit status:
   CMD's     CMD ran and exited on its own while the lock was held
-            (128+S if CMD was killed by signal S)
+            (128+S if CMD was killed by signal S); outcome=child, with a
+            warning if it equals --conflict-exit-code or --lost-exit-code
   0         no CMD: released after SIGINT/SIGTERM/SIGHUP/SIGQUIT; status:
-            printed; elect --listen: ended by one of those signals or --timeout
+            printed; elect --observe: ended by one of those signals or --timeout
   1         error: cannot connect, ZooKeeper refused an operation (not
             authorized: an ACL), bad ACL or auth
   2         usage: bad flag, bad path (revoke: not a lock node), missing argument
-  3         not acquired: --timeout elapsed, --try found the lock taken, or a
-            signal (SIGINT/SIGTERM/SIGHUP/SIGQUIT) arrived while waiting; CMD did
-            not run
-  4         the lock was lost while CMD ran (CMD was signalled)
+  3         not acquired (--conflict-exit-code N, as flock -E): --timeout
+            elapsed, --try found the lock taken, or a signal
+            (SIGINT/SIGTERM/SIGHUP/SIGQUIT) arrived while waiting; CMD did not
+            run; outcome=not-acquired
+  4         the lock was lost (or revoked, --revocable) while held; CMD was
+            signalled (--lost-exit-code N); outcome=lost
   126, 127  CMD could not be started, or was not found; the lock was not taken
+zklock logs each of its own outcomes with outcome=NAME and exit_code=N, and
+CMD's status with outcome=child, so that they can be told apart; and
+--conflict-exit-code and --lost-exit-code move 3 and 4 out of CMD's range.
 `
 
 // writeVerbUsage prints one verb's help: synopsis, what it does, its own
@@ -95,6 +122,9 @@ func writeVerbUsage(w io.Writer, v *verb) {
 		for _, f := range own {
 			name, usage := flag.UnquoteUsage(f)
 			line := "--" + f.Name
+			if len(f.Name) == 1 {
+				line = "-" + f.Name // -c, as flock's
+			}
 			if name != "" && !isBool(f) {
 				line += " " + name
 			}
@@ -130,7 +160,7 @@ func writeGlobalFlags(b *strings.Builder) {
 		fmt.Fprintf(b, "  %-28s %s%s\n", line, help, def)
 	}
 	fmt.Fprintf(b, "  %-28s %s\n", "--try", "do not wait: take the lock only if it is free now")
-	fmt.Fprintf(b, "  %-28s %s\n", "-v", "log state changes (connected, suspended, lost) to stderr")
+	fmt.Fprintf(b, "  %-28s %s\n", "-v", "log what zklock does (connecting, acquired, state changes): --log-level info")
 	fmt.Fprintf(b, "  %-28s %s\n", "--version", "print zklock's version and exit")
 }
 
@@ -162,10 +192,15 @@ func writeUsage(w io.Writer) {
 	fmt.Fprintf(&b, "  %-28s %s\n", "--revocable", "holding verbs: hold revocably; a revocation request (zklock revoke,\n"+
 		strings.Repeat(" ", 31)+"Curator Revoker) ends CMD as a loss does, exit 4")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--leases N", "semaphore: number of leases")
-	fmt.Fprintf(&b, "  %-28s %s\n", "--id ID, --requeue", "elect: participant id; campaign again after CMD ends")
+	fmt.Fprintf(&b, "  %-28s %s\n", "--id ID, --data TEXT", "holding verbs: the node's data (status, ls and ui show it; default:\n"+
+		strings.Repeat(" ", 31)+"this host's address); elect: the participant id")
+	fmt.Fprintf(&b, "  %-28s %s\n", "-c STRING", "holding verbs: run STRING with /bin/sh -c, instead of CMD")
+	fmt.Fprintf(&b, "  %-28s %s\n", "--http ADDR", "holding verbs: serve /healthz, /leader, /metrics on ADDR (loopback\n"+
+		strings.Repeat(" ", 31)+"unless --insecure-listen; see below)")
+	fmt.Fprintf(&b, "  %-28s %s\n", "--requeue", "elect: campaign again after each term, on the same session, with a backoff")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--latch", "elect: take part as a Curator LeaderLatch (nodes ...-latch-)")
-	fmt.Fprintf(&b, "  %-28s %s\n", "--listen", "elect: print the leader, then each change; take no part")
-	fmt.Fprintf(&b, "  %-28s %s\n", "--json", "status: print one JSON object; elect --listen: one per line")
+	fmt.Fprintf(&b, "  %-28s %s\n", "--observe", "elect: print the leader, then each change; take no part (old name --listen)")
+	fmt.Fprintf(&b, "  %-28s %s\n", "--json", "status: print one JSON object; elect --observe: one per line")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--root PATH", "ui, ls: show the locks under PATH (default /locks)")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--listen ADDR, --allow-revoke", "ui: serve on ADDR (default 127.0.0.1:8080); offer revocation")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--watch", "ls: print again at every change")
