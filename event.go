@@ -77,13 +77,16 @@ type Event struct {
 	Held    time.Duration // EventReleased, EventLost
 	Err     error         // EventLost: the cause, wrapping ErrLost; EventAcquireFailed, EventRetry: why
 	// Recipe names the recipe of the lock (see the Recipe constants) on
-	// EventAcquired, EventReleased, EventLost and EventRetry; "" on others.
+	// every event but EventState.
 	Recipe string
 	// Cause, on EventReleased, is why the holder released when the library
 	// knows it: ErrResigned for a leader's Resign, ErrRevoked for a hold
 	// (or a leader's term) whose revocation was asked (WithRevocable);
 	// nil for a release the holder chose alone.
-	Cause   error
+	Cause error
+	// Context carries the values of the acquire's context (a tracer's
+	// span, say) on every event of an acquire and its hold; nil on
+	// EventState. It may be done already: read its values, not its end.
 	Context context.Context
 }
 

@@ -60,9 +60,10 @@ type hold struct {
 // holds are an election's, though a Mutex's on the wire.
 type electionKey struct{ dir string }
 
-// recipeOf names the recipe of h, acquired with ctx, for Event.Recipe.
-func recipeOf(ctx context.Context, h *hold) string {
-	k, _ := h.key.(holdKey)
+// recipeOf names the recipe of a hold with key (a holdKey), acquired
+// with ctx, for Event.Recipe.
+func recipeOf(ctx context.Context, key any) string {
+	k, _ := key.(holdKey)
 	switch k.mark {
 	case markLock:
 		if ctx.Value(electionKey{k.dir}) != nil {
@@ -92,7 +93,7 @@ type holdKey struct {
 
 // newHold registers h, a fresh acquisition, and with watch, watches its node.
 func (s *Session) newHold(ctx context.Context, h *hold, revocable, watch bool, start time.Time) (*Hold, error) {
-	h.acquired, h.count, h.recipe = time.Now(), 1, recipeOf(ctx, h)
+	h.acquired, h.count, h.recipe = time.Now(), 1, recipeOf(ctx, h.key)
 	h.ctx, h.cancel = context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), h.key, h))
 	if revocable {
 		h.revoked = make(chan struct{})

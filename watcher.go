@@ -485,7 +485,8 @@ var acquires atomic.Uint64
 func (w *waiter) started() {
 	w.id = acquires.Add(1)
 	if !w.q.internal {
-		w.q.s.observe(Event{Kind: EventAcquiring, Acquire: w.id, Path: w.q.path})
+		w.q.s.observe(Event{Kind: EventAcquiring, Acquire: w.id, Path: w.q.path,
+			Recipe: recipeOf(w.ctx, w.q.key), Context: w.ctx})
 	}
 }
 
@@ -497,7 +498,8 @@ func (w *waiter) failed() {
 	if w.q.internal {
 		return
 	}
-	ev := Event{Kind: EventAcquireFailed, Acquire: w.id, Path: w.q.path, Wait: time.Since(w.start), Err: w.err}
+	ev := Event{Kind: EventAcquireFailed, Acquire: w.id, Path: w.q.path, Wait: time.Since(w.start), Err: w.err,
+		Recipe: recipeOf(w.ctx, w.q.key), Context: w.ctx}
 	if w.e != nil {
 		ev.Node = w.e.node
 	}

@@ -121,7 +121,6 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 		case <-revoc: // ended as a loss is, and reported as one (exit 4)
 			revoc, done = nil, nil
 			lost = true
-			a.mon.revoked()
 			a.log.Error(message("%s: revocation requested while %s ran; sending it SIGTERM, SIGKILL after %v",
 				printable(h.Node()), inv.cmd[0], inv.cfg.killGrace), holdAttrs(inv.path, h)...)
 			c.signal(syscall.SIGTERM)

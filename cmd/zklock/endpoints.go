@@ -6,9 +6,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -17,95 +15,56 @@ import (
 	"time"
 
 	"github.com/zklock/zklock"
+	zkmetrics "github.com/zklock/zklock/internal/metrics"
 )
 
-// lossCauses are the values of zklock_losses_total's cause label, each
-// always written (0 until it happens), so a rate is defined from the start.
-var lossCauses = []string{"expired", "suspended", "deleted", "revoked", "resigned", "closed", "other"}
-
-// lossCause names why a hold was lost.
-func lossCause(err error) string {
-	switch {
-	case errors.Is(err, zklock.ErrSessionExpired):
-		return "expired"
-	case errors.Is(err, zklock.ErrSuspended):
-		return "suspended"
-	case errors.Is(err, zklock.ErrNodeGone):
-		return "deleted"
-	case errors.Is(err, zklock.ErrRevoked), errors.Is(err, errRevocationRequested):
-		return "revoked"
-	case errors.Is(err, zklock.ErrResigned):
-		return "resigned"
-	case errors.Is(err, zklock.ErrClosed):
-		return "closed"
-	}
-	return "other"
-}
-
-// sessionStates are the values of zklock_session_state's state label.
-var sessionStates = []zklock.State{zklock.StateConnecting, zklock.StateConnected, zklock.StateSuspended,
-	zklock.StateExpired, zklock.StateClosed}
-
 // monitor follows a holding verb's session (as its observer) and the hold
-// of its current term. It is safe for concurrent use.
+// of its current term. It counts with the engine of contrib/prometheus
+// (internal/metrics), so /metrics serves the same series. It is safe for
+// concurrent use.
 type monitor struct {
 	path      string
 	lossLimit time.Duration // --loss-limit, if lossSet
 	lossSet   bool
 	session   *zklock.Session // set once connected, before the server starts
+	rec       *zkmetrics.Recorder
+	count     func(zklock.Event) // rec's observer of the session
 
 	mu          sync.Mutex
 	state       zklock.State
 	suspendedAt time.Time // when the current suspension began
 	hold        *zklock.Hold
-	changes     uint64 // session state changes
-	acquires    uint64 // acquisitions started
-	losses      map[string]uint64
-	holdSum     time.Duration // holds ended: their total length
-	holdCount   uint64        // and their number
 }
 
 func newMonitor(path string, cfg *config) *monitor {
-	return &monitor{path: path, lossLimit: cfg.lossLimit, lossSet: cfg.lossSet, losses: map[string]uint64{}}
+	rec := zkmetrics.NewRecorder(zkmetrics.Config{})
+	return &monitor{path: path, lossLimit: cfg.lossLimit, lossSet: cfg.lossSet, rec: rec, count: rec.Observer()}
 }
 
 // observe is the session's observer (zklock.WithObserver): it must not block.
 func (m *monitor) observe(ev zklock.Event) {
+	m.count(ev)
+	if ev.Kind != zklock.EventState {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	switch ev.Kind {
-	case zklock.EventState:
-		if ev.State != m.state {
-			m.changes++
-		}
-		m.state = ev.State
-		if ev.State == zklock.StateSuspended {
-			m.suspendedAt = time.Now()
-		}
-	case zklock.EventAcquiring:
-		m.acquires++
-	case zklock.EventLost:
-		m.losses[lossCause(ev.Err)]++
-		m.holdSum += ev.Held
-		m.holdCount++
-	case zklock.EventReleased:
-		m.holdSum += ev.Held
-		m.holdCount++
+	m.state = ev.State
+	if ev.State == zklock.StateSuspended {
+		m.suspendedAt = time.Now()
 	}
+}
+
+// retry counts a campaign --requeue starts again, as the library's own
+// requeueing election reports one (zklock.EventRetry).
+func (m *monitor) retry() {
+	m.count(zklock.Event{Kind: zklock.EventRetry, Path: m.path, Recipe: zklock.RecipeElection})
 }
 
 // held records the hold of the current term; nil once it is over.
 func (m *monitor) held(h *zklock.Hold) {
 	m.mu.Lock()
 	m.hold = h
-	m.mu.Unlock()
-}
-
-// revoked counts a revocation that ended a hold (the library reports it
-// as a release: zklock releases on request).
-func (m *monitor) revoked() {
-	m.mu.Lock()
-	m.losses["revoked"]++
 	m.mu.Unlock()
 }
 
@@ -135,47 +94,6 @@ func (m *monitor) leading() bool {
 	h := m.hold
 	m.mu.Unlock()
 	return h != nil && h.Err() == nil
-}
-
-// writeMetrics writes the metrics in Prometheus' text format (version
-// 0.0.4). Names are shared with contrib/prometheus.
-func (m *monitor) writeMetrics(w io.Writer) {
-	lead := 0
-	if m.leading() {
-		lead = 1
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var b strings.Builder
-	metric := func(name, typ, help string) {
-		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
-	}
-	metric("zklock_is_leader", "gauge", "1 while this process leads the election (or holds the lock) at path, else 0.")
-	fmt.Fprintf(&b, "zklock_is_leader{path=%s} %d\n", labelValue(m.path), lead)
-	metric("zklock_session_state", "gauge", "1 for the session's current state, 0 for the others.")
-	for _, st := range sessionStates {
-		v := 0
-		if st == m.state {
-			v = 1
-		}
-		fmt.Fprintf(&b, "zklock_session_state{state=%s} %d\n", labelValue(st.String()), v)
-	}
-	metric("zklock_session_state_changes_total", "counter", "Changes of the session's state (a suspension between scrapes counts).")
-	fmt.Fprintf(&b, "zklock_session_state_changes_total %d\n", m.changes)
-	metric("zklock_acquire_retries_total", "counter", "Acquisitions started again after the first (a --requeue campaign, a retry).")
-	fmt.Fprintf(&b, "zklock_acquire_retries_total %d\n", max(m.acquires, 1)-1)
-	metric("zklock_losses_total", "counter", "Holds lost, by cause.")
-	for _, c := range lossCauses {
-		fmt.Fprintf(&b, "zklock_losses_total{cause=%s} %d\n", labelValue(c), m.losses[c])
-	}
-	metric("zklock_hold_seconds", "summary", "How long holds lasted, counted when they end.")
-	fmt.Fprintf(&b, "zklock_hold_seconds_sum %g\nzklock_hold_seconds_count %d\n", m.holdSum.Seconds(), m.holdCount)
-	_, _ = io.WriteString(w, b.String())
-}
-
-// labelValue quotes a label value as the text format wants.
-func labelValue(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
 }
 
 // endpoints is the running --http server.
@@ -212,7 +130,7 @@ func (a *app) serveHTTP(inv *invocation) (*endpoints, error) {
 	})
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		m.writeMetrics(w)
+		_ = m.rec.WriteText(w)
 	})
 	guard := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !slices.ContainsFunc(hosts, func(h string) bool { return strings.EqualFold(h, r.Host) }) {

@@ -131,7 +131,7 @@ func TestUsageListsNewFlags(t *testing.T) {
 		"elect --observe PATH [--json]", "[--latch]", "--latch ", "--observe ", "elect --observe: ended by",
 		"--log-format text|json", "--log-level LEVEL", "ZKLOCK_LOG_FORMAT", "--conflict-exit-code N", "--lost-exit-code N",
 		"ZKLOCK_CONFLICT_EXIT_CODE", "outcome=not-acquired", "outcome=child", "-c STRING", "--id ID, --data TEXT",
-		"--http ADDR", "GET /healthz", "GET /leader", "zklock_is_leader"} {
+		"--http ADDR", "GET /healthz", "GET /leader", "zklock_leader{path"} {
 		assert.Contains(t, b.String(), s)
 	}
 }

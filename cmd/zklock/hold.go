@@ -261,7 +261,6 @@ func (a *app) holdUntilSignal(inv *invocation, h *zklock.Hold) int {
 	case <-h.Done():
 		return a.lost(inv, h, h.Err())
 	case <-h.Revoked(): // nil, never ready, unless --revocable
-		a.mon.revoked()
 		return a.lost(inv, h, errRevocationRequested)
 	}
 }

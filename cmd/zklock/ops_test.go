@@ -298,13 +298,15 @@ func TestIntegration_HTTPEndpoints(t *testing.T) {
 		code, body := get(t, addr, "/metrics", "")
 		require.Equal(t, http.StatusOK, code)
 		m := metrics(t, body)
-		assert.Equal(t, lead, m[`zklock_is_leader{path="/locks/ep"}`], body)
-		assert.Equal(t, "1", m[`zklock_session_state{state="connected"}`], body)
-		assert.Equal(t, "0", m[`zklock_session_state{state="suspended"}`], body)
-		assert.Contains(t, m, "zklock_session_state_changes_total")
-		assert.Contains(t, m, "zklock_acquire_retries_total")
-		assert.Contains(t, m, `zklock_losses_total{cause="revoked"}`)
-		assert.Contains(t, m, "zklock_hold_seconds_count")
+		if lead == "1" {
+			assert.Equal(t, lead, m[`zklock_leader{path="/locks/ep",recipe="election"}`], body)
+			assert.Equal(t, "1", m[`zklock_held{recipe="election"}`], body)
+		} else {
+			assert.NotContains(t, m, `zklock_leader{path="/locks/ep",recipe="election"}`, "never led")
+			assert.Equal(t, "1", m[`zklock_waiting`], body)
+		}
+		assert.Equal(t, "1", m[`zklock_sessions{state="connected"}`], body)
+		assert.Equal(t, "1", m[`zklock_session_state_changes_total{state="connected"}`], body)
 	}
 
 	// The server stops: healthz says so once the loss limit has passed
@@ -318,7 +320,7 @@ func TestIntegration_HTTPEndpoints(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), time.Second, "suspended within the loss limit is healthy")
 	code, body = get(t, addrB, "/metrics", "")
 	require.Equal(t, http.StatusOK, code)
-	assert.Equal(t, "1", metrics(t, body)[`zklock_session_state{state="suspended"}`], body)
+	assert.Equal(t, "1", metrics(t, body)[`zklock_sessions{state="suspended"}`], body)
 	assert.Equal(t, exitLost, a.wait(t, 20*time.Second), "the leader, limit 0, lost at the suspension: %s", a.stderr.String())
 
 	// SIGTERM stops the server with the process.

@@ -57,6 +57,7 @@ func (a *app) requeue(inv *invocation, s *zklock.Session, t termEnd) termEnd {
 		if inv.cfg.timeout > 0 {
 			ctx, cancel = context.WithTimeout(ictx, inv.cfg.timeout)
 		}
+		a.mon.retry()
 		t = a.term(inv, s, ictx, ctx, stop)
 		cancel()
 		stop()

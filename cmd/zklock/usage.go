@@ -74,9 +74,10 @@ Endpoints (--http ADDR, holding verbs): GET /healthz answers 200 while the
 session is usable (connected, or suspended for less than --loss-limit) and 503
 otherwise; GET /leader 200 only while this process leads (elect) or holds the
 lock, 503 otherwise: a readiness probe for a leader-only service; GET /metrics
-the Prometheus text format (zklock_is_leader{path}, zklock_session_state{state},
-zklock_session_state_changes_total, zklock_acquire_retries_total,
-zklock_losses_total{cause}, zklock_hold_seconds). All are answered from what
+the Prometheus text format, the names of contrib/prometheus (zklock_leader{path,
+recipe}, zklock_sessions{state}, zklock_session_state_changes_total{state},
+zklock_acquire_retries_total, zklock_losses_total{cause,recipe},
+zklock_hold_seconds, ...). All are answered from what
 the session has seen, with no ZooKeeper request. ADDR must be loopback unless
 --insecure-listen; requests for another Host than ADDR's (or --allowed-hosts)
 get 403. The server stops with zklock.
