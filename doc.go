@@ -87,4 +87,14 @@
 // Errors wrap the package's sentinels (ErrLocked, ErrNotHeld, ErrLost, ...)
 // and go-zookeeper's errors, for errors.Is. No call returns a nil hold with a
 // nil error.
+//
+// ErrUnreachable means no member could be reached: no connection, or no
+// answer to the handshake within its bound. Anything after a server
+// answered is its own error and never ErrUnreachable: a reply over the
+// session's bound (ErrReplyTooLong, which fails that request alone; see
+// WithMaxReply), a server that breaks the protocol (ErrProtocol), refused
+// credentials (ErrNotAuthorized), a refused TLS handshake or a peer that is
+// not ZooKeeper. WithFailOpen runs without the lock on ErrUnreachable only.
+// A peer that accepts the connection and never answers cannot be told from
+// a hung server: it is unreachable.
 package zklock
