@@ -42,7 +42,7 @@ func refused(err error, a access, node, what string) error {
 	case tooLong:
 		return tooLongError(err, a, node)
 	case errors.Is(err, zk.ErrInvalidACL):
-		return fmt.Errorf("%w: %s %s: ZooKeeper refused the ACL (a creator ACL needs credentials: see WithAuth): %w",
+		return fmt.Errorf("%w: %s %s: ZooKeeper refused the ACL (an id that does not fit its scheme, such as a digest id not USER:BASE64-SHA1 or an ip id not an address; or a creator ACL without credentials: see WithAuth): %w",
 			ErrNotAuthorized, a.op, node, err)
 	case errors.Is(err, zk.ErrAuthFailed):
 		return fmt.Errorf("%w: %s %s: the session's credentials were rejected: %w", ErrNotAuthorized, a.op, node, err)
