@@ -13,7 +13,7 @@
 # names; and internal/release's test builds a module
 # proxy from the tree at that version and resolves and builds every published module from it
 # with go get, offline. Then it prints the git commands that tag HEAD and push the tags: the root
-# module (vX.Y.Z) and the nested ones (zktest/containers/vX.Y.Z, contrib/prometheus/vX.Y.Z).
+# module (vX.Y.Z) and the nested ones (zktest/containers/vX.Y.Z, contrib/prometheus/vX.Y.Z, contrib/otel/vX.Y.Z).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -30,7 +30,7 @@ case "${1:-}" in
 esac
 
 root=github.com/zklock/zklock
-nested=(zktest/containers contrib/prometheus)
+nested=(zktest/containers contrib/prometheus contrib/otel)
 
 [ -z "$(git status --porcelain)" ] || die "the work tree is not clean (commit or remove):
 $(git status --short)"

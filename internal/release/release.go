@@ -40,6 +40,7 @@ var Modules = []Module{
 	{Root, "."},
 	{Root + "/zktest/containers", "zktest/containers"},
 	{Root + "/contrib/prometheus", "contrib/prometheus"},
+	{Root + "/contrib/otel", "contrib/otel"},
 }
 
 // Tag is the tag that publishes m at version.

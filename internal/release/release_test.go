@@ -198,7 +198,7 @@ func TestReleaseScript(t *testing.T) {
 	}
 	require.Contains(t, out, "release: "+version+" at ")
 	require.Contains(t, out, want.String())
-	require.Contains(t, out, "  git push origin "+version+" zktest/containers/"+version+" contrib/prometheus/"+version+"\n")
+	require.Contains(t, out, "  git push origin "+version+" zktest/containers/"+version+" contrib/prometheus/"+version+" contrib/otel/"+version+"\n")
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "stray.txt"), []byte("x"), 0o644))
 	out, err = release()
