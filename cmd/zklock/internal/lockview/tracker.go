@@ -16,13 +16,12 @@ import (
 )
 
 // spawnLocked starts the goroutine that watches the znode p, unless one
-// does or MaxDirs are watched.
+// does or MaxDirs are watched below the root (the root is one more).
 func (v *View) spawnLocked(p string) bool {
 	if _, ok := v.dirs[p]; ok {
 		return true
 	}
-	if len(v.dirs) >= v.cfg.MaxDirs {
-		v.full = true
+	if len(v.dirs) > v.cfg.MaxDirs && p != v.root {
 		return false
 	}
 	v.dirs[p] = &dir{path: p, nodes: map[string]*nodeStat{}, subs: map[string]bool{}}
@@ -231,9 +230,16 @@ func (v *View) readNodes(p string, children []string, data []byte) map[string]*n
 	return out
 }
 
+// maxNested bounds the children of a lock directory that are not lock
+// nodes and are still walked (a lock nested in another's directory).
+// Past it they are only counted: a lock directory with 100,000 other
+// children would otherwise cost a listing and a watch each.
+const maxNested = 100
+
 // update records a listing of p and what was read of its new nodes,
-// starts watching its children that are not lock nodes, and judges the
-// lock it belongs to.
+// starts watching its children that are not lock nodes (in name order,
+// while MaxDirs allows; those of a lock directory only if at most
+// maxNested), and judges the lock it belongs to.
 func (v *View) update(p string, children []string, stat zk.Stat, data []byte, reads map[string]*nodeStat) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -260,9 +266,22 @@ func (v *View) update(p string, children []string, stat zk.Stat, data []byte, re
 			d.nodes[n] = st
 		}
 	}
-	for _, c := range children {
-		if !isNode[c] && !d.subs[c] {
-			d.subs[c] = v.spawnLocked(path.Join(p, c))
+	others := len(children) - len(names)
+	d.unwatched = 0
+	if others > 0 && (len(names) == 0 && v.locks[v.callerPath(p)] == nil || others <= maxNested) {
+		var todo []string
+		for _, c := range children {
+			if !isNode[c] && !d.subs[c] {
+				todo = append(todo, c)
+			}
+		}
+		slices.Sort(todo)
+		for i, c := range todo {
+			if !v.spawnLocked(path.Join(p, c)) {
+				d.unwatched = len(todo) - i // MaxDirs are watched
+				break
+			}
+			d.subs[c] = true
 		}
 	}
 	v.judgeLocked(p)
