@@ -44,9 +44,16 @@ func (v *View) listedLocked(d *dir) {
 	}
 }
 
+// maxListings bounds the listings in flight across the view: a walk of
+// thousands of directories queues its requests here, not all at once in
+// go-zookeeper, where each would count against RequestTimeout and hold its
+// reply until its goroutine runs.
+const maxListings = 64
+
 // track keeps the znode p listed: it lists p with a children watch, reads
 // the lock nodes it has not read yet, publishes the result and waits for
-// the watch. A missing p ends it (the root's waits for its creation).
+// the watch. A missing p ends it (the root's waits for its creation). At
+// most maxListings listings are in flight.
 func (v *View) track(p string) {
 	backoff := 250 * time.Millisecond
 	for v.waitConnected() {
@@ -55,10 +62,16 @@ func (v *View) track(p string) {
 			stat     *zk.Stat
 			ch       <-chan zk.Event
 		)
+		select {
+		case v.lists <- struct{}{}:
+		case <-v.ctx.Done():
+			return
+		}
 		err := v.request(func() (err error) {
 			children, stat, ch, err = v.s.Conn().ChildrenW(p)
 			return err
 		})
+		<-v.lists
 		switch {
 		case isNoNode(err) && p == v.root:
 			if v.rootMissing() {

@@ -74,6 +74,7 @@ type View struct {
 	ready     chan struct{}
 	isReady   bool
 	reads     chan struct{} // a slot per lock node read in flight, view-wide
+	lists     chan struct{} // a slot per listing in flight, view-wide
 	ens       *ensemble
 	events    []evRef              // every lock's timeline events, in the order recorded (history.go)
 	total     int                  // the events in the locks' timelines
@@ -145,6 +146,7 @@ func New(s *zklock.Session, cfg Config) (*View, error) {
 		dirs: map[string]*dir{}, locks: map[string]*lockState{},
 		changed: make(chan struct{}), connCh: make(chan struct{}), ready: make(chan struct{}),
 		revokes: map[string]time.Time{}, vanished: map[int64][]gone{}, reads: make(chan struct{}, maxReads),
+		lists: make(chan struct{}, maxListings),
 	}
 	if ns := s.Namespace(); ns != "" {
 		v.ns = "/" + ns
