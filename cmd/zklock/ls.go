@@ -13,7 +13,7 @@ import (
 )
 
 var lsVerb = &verb{
-	name: "ls", args: "[--root PATH] [--watch] [--json]",
+	name: "ls", args: "[--root PATH] [--max-dirs N] [--watch] [--json]",
 	summary: "every lock under a root: recipe, holders, tokens, waiters (zklock ui's overview)",
 	run:     runLs, pathless: true, check: checkRoot,
 	flags: func(fs *flag.FlagSet, o *verbOpts) {
@@ -26,7 +26,9 @@ var lsVerb = &verb{
 		"number waiting and oldest wait. --json prints the object zklock ui serves at\n" +
 		"/api/locks. With --watch it keeps the same watches as zklock ui and prints the\n" +
 		"overview again after each change, until SIGINT, SIGTERM or SIGHUP, or until\n" +
-		"--timeout (exit 0). The walk is bounded by --timeout (60s if 0).",
+		"--timeout (exit 0). The walk is bounded by --timeout (60s if 0), and by\n" +
+		"--max-dirs: past it the first directories by name are shown and the rest\n" +
+		"counted (\"98,000 more directories not shown\"; dirs_not_shown in the JSON).",
 	example: "zklock ls\n" +
 		"zklock ls --root /jobs --json\n" +
 		"zklock ls --watch",
@@ -48,7 +50,7 @@ func runLs(a *app, inv *invocation) int {
 		return code
 	}
 	defer end()
-	v, err := lockview.New(s, lockview.Config{Root: inv.opts.view.root, Logger: a.log, Members: cfg.servers, TLS: cfg.tls})
+	v, err := lockview.New(s, lockview.Config{Root: inv.opts.view.root, MaxDirs: inv.opts.view.maxDirs, Logger: a.log, Members: cfg.servers, TLS: cfg.tls})
 	if err != nil {
 		a.errorf("ls: %v", err)
 		return exitError
@@ -118,7 +120,11 @@ func writeOverview(w io.Writer, o lockview.Overview, asJSON, watching bool) erro
 	if watching {
 		fmt.Fprintf(&b, "-- %s\n", o.At.Local().Format(time.TimeOnly))
 	}
-	fmt.Fprintf(&b, "%s%s: %d lock(s), %d held, %d waiting\n", printable(o.Root), ns, len(o.Locks), held, waiting)
+	more := ""
+	if o.NotShown > 0 {
+		more = fmt.Sprintf("; %s more directories not shown", lockview.Thousands(o.NotShown))
+	}
+	fmt.Fprintf(&b, "%s%s: %d lock(s), %d held, %d waiting%s\n", printable(o.Root), ns, len(o.Locks), held, waiting, more)
 	for _, note := range []string{o.Problem, o.ClientsNote} {
 		if note != "" {
 			fmt.Fprintf(&b, "note: %s\n", escapeControls(note))

@@ -19,6 +19,7 @@ import (
 // viewOpts are the flags of ui and ls.
 type viewOpts struct {
 	root        string // --root
+	maxDirs     int    // --max-dirs
 	addr        string // ui --listen
 	allowRevoke bool   // ui --allow-revoke
 	watch       bool   // ls --watch
@@ -28,12 +29,19 @@ type viewOpts struct {
 	history     time.Duration // ui --history
 }
 
+// registerRoot adds the flags of what ui and ls walk: --root, --max-dirs.
 func registerRoot(fs *flag.FlagSet, o *verbOpts) {
 	fs.StringVar(&o.view.root, "root", "/locks", "show the locks under `PATH` (walked; with --namespace, relative to it)")
+	fs.IntVar(&o.view.maxDirs, "max-dirs", lockview.DefaultMaxDirs, "watch at most `N` directories under --root, the first by name\n"+
+		"(each costs a listing and a watch); the rest are counted as not shown")
 }
 
-// checkRoot refuses a root that is not an absolute znode path.
+// checkRoot refuses a root that is not an absolute znode path, and a
+// --max-dirs under 1.
 func checkRoot(o *verbOpts) error {
+	if o.view.maxDirs < 1 {
+		return usagef("invalid --max-dirs %d: want 1 or more", o.view.maxDirs)
+	}
 	if o.view.root == "/" {
 		return nil
 	}
@@ -44,7 +52,7 @@ func checkRoot(o *verbOpts) error {
 }
 
 var uiVerb = &verb{
-	name: "ui", args: "[--listen ADDR] [--root PATH] [--allow-revoke] [--auth-token-file FILE] [--allowed-hosts LIST]",
+	name: "ui", args: "[--listen ADDR] [--root PATH] [--max-dirs N] [--allow-revoke] [--auth-token-file FILE] [--allowed-hosts LIST]",
 	summary: "a live web view of every lock, queue and leader under a root",
 	run:     runUI, pathless: true,
 	flags: func(fs *flag.FlagSet, o *verbOpts) {
@@ -166,7 +174,7 @@ func runUI(a *app, inv *invocation) int {
 			members = append(members, strings.TrimSpace(m))
 		}
 	}
-	v, err := lockview.New(s, lockview.Config{Root: o.root, Logger: a.log, Members: members, TLS: inv.cfg.tls, PollEvery: o.pollEvery, History: o.history})
+	v, err := lockview.New(s, lockview.Config{Root: o.root, MaxDirs: o.maxDirs, Logger: a.log, Members: members, TLS: inv.cfg.tls, PollEvery: o.pollEvery, History: o.history})
 	if err != nil {
 		a.errorf("ui: %v", err)
 		return exitError

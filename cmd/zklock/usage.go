@@ -203,6 +203,7 @@ func writeUsage(w io.Writer) {
 	fmt.Fprintf(&b, "  %-28s %s\n", "--observe", "elect: print the leader, then each change; take no part (old name --listen)")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--json", "status: print one JSON object; elect --observe: one per line")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--root PATH", "ui, ls: show the locks under PATH (default /locks)")
+	fmt.Fprintf(&b, "  %-28s %s\n", "--max-dirs N", "ui, ls: watch at most N directories under the root (default 2000)")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--listen ADDR, --allow-revoke", "ui: serve on ADDR (default 127.0.0.1:8080); offer revocation")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--watch", "ls: print again at every change")
 	b.WriteString(usageTail)

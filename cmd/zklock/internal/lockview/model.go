@@ -12,6 +12,7 @@ package lockview
 import (
 	"encoding/base64"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -126,6 +127,9 @@ type Overview struct {
 	Problem   string    `json:"problem,omitempty"` // the root is missing, the connection is lost, ...
 	At        time.Time `json:"at"`
 	Locks     []Lock    `json:"locks"`
+	// NotShown counts the directories found and not watched, so not shown:
+	// the children, past Config.MaxDirs, of the directories watched.
+	NotShown int `json:"dirs_not_shown,omitempty"`
 	// Ensemble is each member's health (srvr), when members are known;
 	// ClientsNote says why client addresses are not shown.
 	Ensemble    []Member `json:"ensemble,omitempty"`
@@ -136,9 +140,27 @@ type Overview struct {
 type Status struct {
 	Connected   bool
 	Problem     string
+	NotShown    int // as in Overview
 	At          time.Time
 	Members     []Member
 	ClientsNote string
+}
+
+// Thousands writes n with a comma every three digits: 98,000.
+func Thousands(n int) string {
+	s := strconv.Itoa(n)
+	start := 0
+	if n < 0 {
+		start = 1
+	}
+	var b strings.Builder
+	for i := range len(s) {
+		if i > start && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 func age(t, now time.Time) time.Duration {

@@ -99,6 +99,7 @@ func NewServer(v *View, cfg ServerConfig) *Server {
 		"join":    strings.Join,
 		"short":   shortName,
 		"inc":     func(i int) int { return i + 1 },
+		"count":   Thousands,
 		"maxID":   func() int { return MaxIDBytes },
 		"bytes":   byteSize,
 		"client":  clientText,
@@ -202,7 +203,8 @@ func (s *Server) overviewPage(r *http.Request) page {
 	}
 	o := s.v.Overview(p.Filter)
 	sortLocks(o.Locks, p.Sort)
-	p.Locks, p.Status = o.Locks, Status{Connected: o.Connected, Problem: o.Problem, At: o.At, Members: o.Ensemble, ClientsNote: o.ClientsNote}
+	p.Locks, p.Status = o.Locks, Status{Connected: o.Connected, Problem: o.Problem, NotShown: o.NotShown, At: o.At, Members: o.Ensemble,
+		ClientsNote: o.ClientsNote}
 	for _, l := range o.Locks {
 		p.Held += len(l.Holders)
 		p.Waiting += l.Waiting

@@ -16,13 +16,12 @@ import (
 )
 
 // spawnLocked starts the goroutine that watches the znode p, unless one
-// does or MaxDirs are watched.
+// does or MaxDirs are watched below the root (the root is one more).
 func (v *View) spawnLocked(p string) bool {
 	if _, ok := v.dirs[p]; ok {
 		return true
 	}
-	if len(v.dirs) >= v.cfg.MaxDirs {
-		v.full = true
+	if len(v.dirs) > v.cfg.MaxDirs && p != v.root {
 		return false
 	}
 	v.dirs[p] = &dir{path: p, nodes: map[string]*nodeStat{}, subs: map[string]bool{}}
@@ -45,9 +44,16 @@ func (v *View) listedLocked(d *dir) {
 	}
 }
 
+// maxListings bounds the listings in flight across the view: a walk of
+// thousands of directories queues its requests here, not all at once in
+// go-zookeeper, where each would count against RequestTimeout and hold its
+// reply until its goroutine runs.
+const maxListings = 64
+
 // track keeps the znode p listed: it lists p with a children watch, reads
 // the lock nodes it has not read yet, publishes the result and waits for
-// the watch. A missing p ends it (the root's waits for its creation).
+// the watch. A missing p ends it (the root's waits for its creation). At
+// most maxListings listings are in flight.
 func (v *View) track(p string) {
 	backoff := 250 * time.Millisecond
 	for v.waitConnected() {
@@ -56,10 +62,16 @@ func (v *View) track(p string) {
 			stat     *zk.Stat
 			ch       <-chan zk.Event
 		)
+		select {
+		case v.lists <- struct{}{}:
+		case <-v.ctx.Done():
+			return
+		}
 		err := v.request(func() (err error) {
 			children, stat, ch, err = v.s.Conn().ChildrenW(p)
 			return err
 		})
+		<-v.lists
 		switch {
 		case isNoNode(err) && p == v.root:
 			if v.rootMissing() {
@@ -231,9 +243,16 @@ func (v *View) readNodes(p string, children []string, data []byte) map[string]*n
 	return out
 }
 
+// maxNested bounds the children of a lock directory that are not lock
+// nodes and are still walked (a lock nested in another's directory).
+// Past it they are only counted: a lock directory with 100,000 other
+// children would otherwise cost a listing and a watch each.
+const maxNested = 100
+
 // update records a listing of p and what was read of its new nodes,
-// starts watching its children that are not lock nodes, and judges the
-// lock it belongs to.
+// starts watching its children that are not lock nodes (in name order,
+// while MaxDirs allows; those of a lock directory only if at most
+// maxNested), and judges the lock it belongs to.
 func (v *View) update(p string, children []string, stat zk.Stat, data []byte, reads map[string]*nodeStat) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -260,9 +279,22 @@ func (v *View) update(p string, children []string, stat zk.Stat, data []byte, re
 			d.nodes[n] = st
 		}
 	}
-	for _, c := range children {
-		if !isNode[c] && !d.subs[c] {
-			d.subs[c] = v.spawnLocked(path.Join(p, c))
+	others := len(children) - len(names)
+	d.unwatched = 0
+	if others > 0 && (len(names) == 0 && v.locks[v.callerPath(p)] == nil || others <= maxNested) {
+		var todo []string
+		for _, c := range children {
+			if !isNode[c] && !d.subs[c] {
+				todo = append(todo, c)
+			}
+		}
+		slices.Sort(todo)
+		for i, c := range todo {
+			if !v.spawnLocked(path.Join(p, c)) {
+				d.unwatched = len(todo) - i // MaxDirs are watched
+				break
+			}
+			d.subs[c] = true
 		}
 	}
 	v.judgeLocked(p)

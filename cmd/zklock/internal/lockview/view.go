@@ -21,8 +21,10 @@ import (
 type Config struct {
 	// Root is the caller's path of the tree to walk (default "/locks").
 	Root string
-	// MaxDirs bounds the directories watched (default 20,000); past it the
-	// overview says what was left out.
+	// MaxDirs bounds the directories watched below the root (default
+	// DefaultMaxDirs): each costs a listing at every change, a watch on the
+	// server and a goroutine. Past it the first directories by name are
+	// watched and the overview counts the rest (NotShown).
 	MaxDirs int
 	// MaxDetail bounds the nodes of one directory whose stat is read
 	// (default 200, in queue order); the rest are counted, not read.
@@ -40,6 +42,10 @@ type Config struct {
 	History time.Duration
 	Logger  *slog.Logger
 }
+
+// DefaultMaxDirs is Config.MaxDirs's default: a first walk of about a
+// second on one ZooKeeper server (docs/cli.md has the measures).
+const DefaultMaxDirs = 2000
 
 // A View keeps every lock directory under a root current: one goroutine
 // and one children watch per directory, started by New and stopped by
@@ -64,11 +70,11 @@ type View struct {
 	connCh    chan struct{} // closed and replaced when connected changes
 	sid       int64
 	rootGone  bool
-	full      bool // MaxDirs reached
-	pending   int  // directories not yet listed once
+	pending   int // directories not yet listed once
 	ready     chan struct{}
 	isReady   bool
 	reads     chan struct{} // a slot per lock node read in flight, view-wide
+	lists     chan struct{} // a slot per listing in flight, view-wide
 	ens       *ensemble
 	events    []evRef              // every lock's timeline events, in the order recorded (history.go)
 	total     int                  // the events in the locks' timelines
@@ -78,15 +84,16 @@ type View struct {
 
 // dir is one watched znode.
 type dir struct {
-	path     string
-	listed   bool // listed once at least
-	counted  bool // counted as listed for Ready
-	children []string
-	stat     zk.Stat
-	data     []byte               // the node's data, when short (a stored lease count)
-	nodes    map[string]*nodeStat // the stats of the lock nodes read so far
-	subs     map[string]bool      // children with a tracker of their own
-	problem  string
+	path      string
+	listed    bool // listed once at least
+	counted   bool // counted as listed for Ready
+	children  []string
+	stat      zk.Stat
+	data      []byte               // the node's data, when short (a stored lease count)
+	nodes     map[string]*nodeStat // the stats of the lock nodes read so far
+	subs      map[string]bool      // children with a tracker of their own
+	unwatched int                  // children left without one: MaxDirs were watched
+	problem   string
 }
 
 // nodeStat is what a lock node's read gave: its id (the data's first
@@ -117,7 +124,7 @@ func New(s *zklock.Session, cfg Config) (*View, error) {
 		}
 	}
 	if cfg.MaxDirs <= 0 {
-		cfg.MaxDirs = 20000
+		cfg.MaxDirs = DefaultMaxDirs
 	}
 	if cfg.MaxDetail <= 0 {
 		cfg.MaxDetail = 200
@@ -139,6 +146,7 @@ func New(s *zklock.Session, cfg Config) (*View, error) {
 		dirs: map[string]*dir{}, locks: map[string]*lockState{},
 		changed: make(chan struct{}), connCh: make(chan struct{}), ready: make(chan struct{}),
 		revokes: map[string]time.Time{}, vanished: map[int64][]gone{}, reads: make(chan struct{}, maxReads),
+		lists: make(chan struct{}, maxListings),
 	}
 	if ns := s.Namespace(); ns != "" {
 		v.ns = "/" + ns
@@ -200,14 +208,16 @@ func (v *View) statusLocked() Status {
 	if v.rootGone {
 		problems = append(problems, fmt.Sprintf("%s does not exist (yet); it is watched and shown once created", v.cfg.Root))
 	}
-	if v.full {
-		problems = append(problems, fmt.Sprintf("over %d directories under %s: the rest are not watched", v.cfg.MaxDirs, v.cfg.Root))
-	}
 	var failing []string
 	for _, d := range v.dirs {
 		if d.problem != "" {
 			failing = append(failing, d.problem)
 		}
+		st.NotShown += d.unwatched
+	}
+	if st.NotShown > 0 {
+		problems = append(problems, fmt.Sprintf("%s more directories under %s not shown: at most %s are watched (zklock --max-dirs)",
+			Thousands(st.NotShown), v.cfg.Root, Thousands(v.cfg.MaxDirs)))
 	}
 	slices.Sort(failing)
 	switch {
@@ -227,7 +237,7 @@ func (v *View) Overview(filter string) Overview {
 	defer v.mu.Unlock()
 	st := v.statusLocked()
 	o := Overview{Root: v.cfg.Root, Namespace: v.s.Namespace(), Connected: st.Connected, Problem: st.Problem, At: st.At, Locks: []Lock{},
-		Ensemble: st.Members, ClientsNote: st.ClientsNote}
+		NotShown: st.NotShown, Ensemble: st.Members, ClientsNote: st.ClientsNote}
 	for _, ls := range v.locks {
 		if ls.gone.IsZero() && strings.Contains(ls.lock.Path, filter) {
 			l := ls.lock
