@@ -123,6 +123,20 @@ func (s *Session) Watch(ctx context.Context) <-chan State {
 	return out
 }
 
+// begin checks what every operation checks first: a usable context, an
+// open session, and a context not yet ended.
+func (s *Session) begin(ctx context.Context) error {
+	switch {
+	case ctx == nil:
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	case s.State() == StateClosed:
+		return ErrClosed
+	case ctx.Err() != nil:
+		return context.Cause(ctx)
+	}
+	return nil
+}
+
 // snapshot returns the state, the session id it refers to, and a channel
 // mark returns how often servers have been reached so far: a connection
 // record to compare with later (connFailures.since).

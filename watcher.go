@@ -68,20 +68,6 @@ func (q *queue) unreachable(err error, m mark) error {
 	}
 }
 
-// begin checks what every operation checks first: a usable context, an
-// open session, and a context not yet ended.
-func (s *Session) begin(ctx context.Context) error {
-	switch {
-	case ctx == nil:
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
-	case s.State() == StateClosed:
-		return ErrClosed
-	case ctx.Err() != nil:
-		return context.Cause(ctx)
-	}
-	return nil
-}
-
 func (q *queue) reenterOrAcquire(ctx context.Context) (*Hold, error) {
 	if h, ok := ctx.Value(q.key).(*hold); ok {
 		return h.reenter()
