@@ -137,13 +137,13 @@ func (s *Session) begin(ctx context.Context) error {
 	return nil
 }
 
-// snapshot returns the state, the session id it refers to, and a channel
 // mark returns how often servers have been reached so far: a connection
 // record to compare with later (connFailures.since).
 func (s *Session) mark() mark {
 	return mark{reached: s.failures.reached.Load(), violated: s.failures.violated.Load()}
 }
 
+// snapshot returns the state, the session id it refers to, and a channel
 // closed at the next state change.
 func (s *Session) snapshot() (State, int64, <-chan struct{}) {
 	s.mu.Lock()
