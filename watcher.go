@@ -280,6 +280,45 @@ func (w *waiter) watchDir() step {
 	return stepList
 }
 
+// watchDir lists the directory with a children watch and reports whether
+// our node holds by that listing; if not, it waits for the directory or the
+// session to change, or for ctx. One waiter at a time waits this way on a
+// directory (a semaphore's leases, under its internal lock), so the watch
+// wakes no herd.
+func (q *queue) watchDir(ctx context.Context, e *entry) (bool, error) {
+	_, _, changed := q.s.snapshot()
+	children, ch, err := q.s.listWatch(ctx, e.dir)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return false, context.Cause(ctx)
+	case err != nil:
+		return false, err // the caller ends on a permanent error, backs off on any other
+	}
+	cs := contenders(children, q.countAll)
+	if ours := indexOf(cs, e.name); ours >= 0 {
+		if keep, _ := sameCreate(cs, ours); keep != ours {
+			return false, nil // listing again adopts it
+		}
+		if holds, _ := q.decide(cs, ours); holds {
+			return true, nil
+		}
+	}
+	for {
+		select {
+		case <-ch:
+			return false, nil
+		case <-changed:
+			var state State
+			state, _, changed = q.s.snapshot()
+			if state != StateSuspended {
+				return false, nil // go-zookeeper re-arms the watch on reconnect; list again anyway
+			}
+		case <-ctx.Done():
+			return false, context.Cause(ctx)
+		}
+	}
+}
+
 func (w *waiter) create() step {
 	w.started()
 	e, first, err := w.q.create(w.ctx)
