@@ -204,43 +204,6 @@ func (w *waiter) step() {
 	}
 }
 
-// woken says what the wake-up w.woke means.
-func (w *waiter) woken() step {
-	switch w.woke {
-	case wakeFired:
-		switch w.ev.Type {
-		case zk.EventNodeDeleted:
-			return stepTakeOver
-		case zk.EventNodeDataChanged, zk.EventNodeCreated:
-			return stepArm
-		}
-		return stepList
-	case wakeChanged:
-		state, _, changed := w.q.s.snapshot()
-		if state == StateSuspended {
-			w.changed = changed // sleep on: the watch still stands
-			return stepSleep
-		}
-		return stepList // go-zookeeper may have failed to re-arm the watch on reconnect
-	case wakeCancelled:
-		return w.cancelled()
-	}
-	return stepTakeOver // wakeHandedOff
-}
-
-// takeOver follows the going of the node ahead, w.p, or its handoff: ours
-// holds now by the jump rule (recipe.jumps) or the in-process handoff
-// (handoff.go), provided our session is still the one that created it;
-// otherwise the queue is listed again.
-func (w *waiter) takeOver() step {
-	jump := w.jump || w.local.handedOff()
-	w.unwatch()
-	if state, sid, _ := w.q.s.snapshot(); jump && state != StateExpired && state != StateClosed && sid == w.e.sid {
-		return stepFinish // ours holds
-	}
-	return stepList
-}
-
 // fail ends the acquire with err.
 func (w *waiter) fail(err error) step {
 	w.err = err
@@ -260,63 +223,6 @@ func (w *waiter) probe() step {
 		return w.fail(err)
 	}
 	return stepCreate
-}
-
-// watchDir waits, on this goroutine, for the directory to change (see
-// queue.watchDir).
-func (w *waiter) watchDir() step {
-	held, err := w.q.watchDir(w.ctx, w.e)
-	switch {
-	case err != nil && w.ctx.Err() != nil:
-		return w.fail(context.Cause(w.ctx))
-	case permanent(err):
-		return w.fail(refused(err, accessList, w.e.dir, "the lock directory"))
-	case err != nil:
-		w.attempt = w.q.s.cfg.retry.wait(w.ctx, w.attempt)
-		return stepList // listing again reports or retries the error
-	case held:
-		return stepFinish // ours holds
-	}
-	return stepList
-}
-
-// watchDir lists the directory with a children watch and reports whether
-// our node holds by that listing; if not, it waits for the directory or the
-// session to change, or for ctx. One waiter at a time waits this way on a
-// directory (a semaphore's leases, under its internal lock), so the watch
-// wakes no herd.
-func (q *queue) watchDir(ctx context.Context, e *entry) (bool, error) {
-	_, _, changed := q.s.snapshot()
-	children, ch, err := q.s.listWatch(ctx, e.dir)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return false, context.Cause(ctx)
-	case err != nil:
-		return false, err // the caller ends on a permanent error, backs off on any other
-	}
-	cs := contenders(children, q.countAll)
-	if ours := indexOf(cs, e.name); ours >= 0 {
-		if keep, _ := sameCreate(cs, ours); keep != ours {
-			return false, nil // listing again adopts it
-		}
-		if holds, _ := q.decide(cs, ours); holds {
-			return true, nil
-		}
-	}
-	for {
-		select {
-		case <-ch:
-			return false, nil
-		case <-changed:
-			var state State
-			state, _, changed = q.s.snapshot()
-			if state != StateSuspended {
-				return false, nil // go-zookeeper re-arms the watch on reconnect; list again anyway
-			}
-		case <-ctx.Done():
-			return false, context.Cause(ctx)
-		}
-	}
 }
 
 func (w *waiter) create() step {
@@ -494,6 +400,100 @@ func (w *waiter) arm() step {
 	w.attempt = 0
 	w.ch, w.changed = ch, changed
 	return stepSleep
+}
+
+// watchDir waits, on this goroutine, for the directory to change (see
+// queue.watchDir).
+func (w *waiter) watchDir() step {
+	held, err := w.q.watchDir(w.ctx, w.e)
+	switch {
+	case err != nil && w.ctx.Err() != nil:
+		return w.fail(context.Cause(w.ctx))
+	case permanent(err):
+		return w.fail(refused(err, accessList, w.e.dir, "the lock directory"))
+	case err != nil:
+		w.attempt = w.q.s.cfg.retry.wait(w.ctx, w.attempt)
+		return stepList // listing again reports or retries the error
+	case held:
+		return stepFinish // ours holds
+	}
+	return stepList
+}
+
+// watchDir lists the directory with a children watch and reports whether
+// our node holds by that listing; if not, it waits for the directory or the
+// session to change, or for ctx. One waiter at a time waits this way on a
+// directory (a semaphore's leases, under its internal lock), so the watch
+// wakes no herd.
+func (q *queue) watchDir(ctx context.Context, e *entry) (bool, error) {
+	_, _, changed := q.s.snapshot()
+	children, ch, err := q.s.listWatch(ctx, e.dir)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return false, context.Cause(ctx)
+	case err != nil:
+		return false, err // the caller ends on a permanent error, backs off on any other
+	}
+	cs := contenders(children, q.countAll)
+	if ours := indexOf(cs, e.name); ours >= 0 {
+		if keep, _ := sameCreate(cs, ours); keep != ours {
+			return false, nil // listing again adopts it
+		}
+		if holds, _ := q.decide(cs, ours); holds {
+			return true, nil
+		}
+	}
+	for {
+		select {
+		case <-ch:
+			return false, nil
+		case <-changed:
+			var state State
+			state, _, changed = q.s.snapshot()
+			if state != StateSuspended {
+				return false, nil // go-zookeeper re-arms the watch on reconnect; list again anyway
+			}
+		case <-ctx.Done():
+			return false, context.Cause(ctx)
+		}
+	}
+}
+
+// woken says what the wake-up w.woke means.
+func (w *waiter) woken() step {
+	switch w.woke {
+	case wakeFired:
+		switch w.ev.Type {
+		case zk.EventNodeDeleted:
+			return stepTakeOver
+		case zk.EventNodeDataChanged, zk.EventNodeCreated:
+			return stepArm
+		}
+		return stepList
+	case wakeChanged:
+		state, _, changed := w.q.s.snapshot()
+		if state == StateSuspended {
+			w.changed = changed // sleep on: the watch still stands
+			return stepSleep
+		}
+		return stepList // go-zookeeper may have failed to re-arm the watch on reconnect
+	case wakeCancelled:
+		return w.cancelled()
+	}
+	return stepTakeOver // wakeHandedOff
+}
+
+// takeOver follows the going of the node ahead, w.p, or its handoff: ours
+// holds now by the jump rule (recipe.jumps) or the in-process handoff
+// (handoff.go), provided our session is still the one that created it;
+// otherwise the queue is listed again.
+func (w *waiter) takeOver() step {
+	jump := w.jump || w.local.handedOff()
+	w.unwatch()
+	if state, sid, _ := w.q.s.snapshot(); jump && state != StateExpired && state != StateClosed && sid == w.e.sid {
+		return stepFinish // ours holds
+	}
+	return stepList
 }
 
 // finish ends the acquire with w.err (nil: our node holds): it registers
