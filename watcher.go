@@ -94,7 +94,7 @@ func (q *queue) acquire(ctx context.Context) (*Hold, error) {
 // goroutine of its own, and sleeps whenever they stop at stepSleep, until
 // the acquire holds or fails.
 func (w *waiter) wait() (*Hold, error) {
-	w.run = w.step // a func value: starting a step allocates nothing here
+	w.run = w.steps // a func value: starting a step allocates nothing here
 	for {
 		go w.run()
 		if <-w.stepped; w.hold != nil || w.err != nil {
@@ -154,7 +154,7 @@ type waiter struct {
 	hold       *Hold // the acquire is over: hold, or err
 	err        error
 	registered bool          // EventAcquired was reported (a confirm may still fail the acquire)
-	run        func()        // step
+	run        func()        // steps
 	stepped    chan struct{} // receives once per step, as it ends
 }
 
@@ -173,9 +173,9 @@ func (w *waiter) sleep() wake {
 	}
 }
 
-// step runs on a goroutine of its own: from w.next until the caller must
-// sleep or the acquire is over.
-func (w *waiter) step() {
+// steps runs the steps from w.next, on a goroutine of its own, until the
+// caller must sleep or the acquire is over.
+func (w *waiter) steps() {
 	defer func() { w.stepped <- struct{}{} }()
 	for {
 		switch w.next {
