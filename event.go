@@ -3,6 +3,7 @@ package zklock
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -86,6 +87,9 @@ type Event struct {
 	Cause   error
 	Context context.Context
 }
+
+// acquires numbers the acquires of the process, for Event.Acquire.
+var acquires atomic.Uint64
 
 // The recipes Event.Recipe names.
 const (

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -555,9 +554,6 @@ func (w *waiter) held(werr error) (_ *Hold, err error) {
 	}
 	return hh, nil
 }
-
-// acquires numbers the acquires of the process, for Event.Acquire.
-var acquires atomic.Uint64
 
 // started reports the acquire as begun, numbering it.
 func (w *waiter) started() {
