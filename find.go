@@ -14,15 +14,10 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// find looks for our protected prefix after an ambiguous create. It syncs
-// the server first: the session may have moved to a follower that has not
-// yet applied the create (the client never saw the create's zxid, so the
-// follower accepted the session), where a plain listing would miss the
-// node and a second create would queue behind it. Of the nodes found, it
-// adopts the earliest that our session owns and hands the others to the
-// cleaner: later attempts of ours, or a node that an older session left
-// (an expired session's nodes may still be listed by a lagging server).
-// A sync costs a round trip through the leader, on this path only.
+// find looks for our protected prefix after an ambiguous create, syncing
+// the server first (docs/internals.md#finding-after-a-lost-reply). Of the
+// nodes found, it adopts the earliest that our session owns and hands the
+// others to the cleaner.
 func (q *queue) find(ctx context.Context, prefix string, sid int64) (*entry, error) {
 	if !negNoSync { // test-only (negative_off.go)
 		if err := q.s.sync(ctx, q.dir); err != nil {

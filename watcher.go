@@ -1,9 +1,7 @@
 package zklock
 
-// Acquiring: obtain is every reentrant recipe's entry, acquire the one loop.
-// Each step runs on a goroutine of its own and the caller only sleeps, so a
-// waiter's stack stays at 2 KiB, 4.1 KB per waiter in all (measured: see
-// docs/benchmarks.md#heap-and-stack-per-waiting-goroutine).
+// Acquiring: obtain is every reentrant recipe's entry, acquire the one loop,
+// its steps in the order it runs them (docs/internals.md#the-acquire-loop).
 
 import (
 	"context"
