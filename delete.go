@@ -4,7 +4,7 @@ package zklock
 // this file decides when: at once while connected, or by the cleaner in the
 // background, retrying until the delete succeeds, the node is gone, or the
 // session that owned it is gone (its ephemeral nodes go with it). A
-// released hold's node is deleted by deleteReleased (handoff.go).
+// released hold's node is deleted by deleteReleased (hold.go).
 
 import (
 	"context"

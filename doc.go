@@ -21,13 +21,8 @@
 // still keep the session's nodes. WithLossLimit sets how long a suspension
 // may last, counted from when a server was last heard from, before every
 // hold of the session is declared lost. The longer the limit, the fewer
-// holds a server restart or failover ends, so the less time without a
-// holder or leader; the shorter, the safer under a partition or a paused
-// process. The servers delete a silent session's nodes no earlier than one
-// session timeout after they last heard from it, about when the client
-// stops hearing them, so a limit shorter than the timeout tells a
-// partitioned holder before another can take its lock; the margin covers
-// scheduling delays on a loaded machine.
+// holds a server restart or failover ends; the shorter, the safer under a
+// partition or a paused process (docs/protocol.md#choosing-the-loss-limit).
 //
 //   - The default, two thirds of the negotiated session timeout (when
 //     go-zookeeper gives up on a silent connection), tells a partitioned
@@ -40,16 +35,6 @@
 //     "session" policy): a partitioned or paused holder learns of its loss
 //     only when it reaches a server again, long after another may have
 //     taken the lock. Use it only with fencing.
-//
-// For comparison, with a 10 s session: zklock's default declares a silent
-// session's holds lost after 6.7 s (⅔), 3.3 s before the servers may
-// expire it at 10 s; ZooKeeper's Java client, since 3.9.3 (ZOOKEEPER-4508),
-// declares its own session expired after 13.3 s (4/3) without a server,
-// 3.3 s after the servers may have given its locks to another. The Java
-// client's figure is when it stops trying the session, not a safety bound:
-// Curator tells a lock holder of the loss earlier, when the connection
-// drops ("standard" policy, zklock's limit 0) or, with the "session"
-// policy, at that expiry.
 //
 // Servers that end a session while its client is still connected (an
 // operator, another client with its credentials) hand its locks over at

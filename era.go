@@ -64,10 +64,6 @@ func (h *Hold) Era(ctx context.Context) (string, error) {
 	return h.h.s.eraIn(ctx, h.h.sid)
 }
 
-// Era returns the era of the ensemble that holds the leader's node; see
-// Hold.Era.
-func (l *Leadership) Era(ctx context.Context) (string, error) { return l.hold.Era(ctx) }
-
 // eraIn returns the era as read within ZooKeeper session sid: the session
 // id is the same before and after the read, so the server that answered
 // knows that session, and is of the ensemble that created sid's nodes.

@@ -3,6 +3,7 @@ package zklock
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -89,6 +90,9 @@ type Event struct {
 	// EventState. It may be done already: read its values, not its end.
 	Context context.Context
 }
+
+// acquires numbers the acquires of the process, for Event.Acquire.
+var acquires atomic.Uint64
 
 // The recipes Event.Recipe names.
 const (

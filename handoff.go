@@ -1,13 +1,9 @@
 package zklock
 
-// Releasing a hold's node: the in-process handoff to a local waiter, then
-// the delete (in the background if the connection is gone: delete.go).
+// The in-process handoff of a released node to a local waiter (the delete
+// that follows is Session.deleteReleased, in hold.go).
 
-import (
-	"errors"
-	"fmt"
-	"sync"
-)
+import "sync"
 
 // handoffs is the in-process handoff: when a hold of this session releases
 // the head of an exclusive queue, the local waiter right behind it takes
@@ -23,32 +19,6 @@ type handoffs struct {
 type handoff struct {
 	users    int           // waiters watching the node
 	released chan struct{} // closed when its holder in this session released it
-}
-
-// deleteReleased deletes a released hold's node within the current
-// connection, or else in the background, and the error says so. handoff
-// marks an exclusive queue's head, handed to a local waiter first.
-func (s *Session) deleteReleased(node string, sid int64, handoff bool) error {
-	ctx, ok := s.connectedAs(sid)
-	var err error
-	switch {
-	case !ok:
-		state, _, _ := s.snapshot()
-		err = fmt.Errorf("%w: session %v", ErrUnreachable, state)
-	case handoff:
-		s.handoffs.release(node)
-		err = s.remove(ctx, node)
-	default:
-		err = s.remove(ctx, node)
-	}
-	if err != nil && ctx != nil && ctx.Err() != nil {
-		err = fmt.Errorf("%w: connection lost", ErrUnreachable)
-	}
-	if err != nil && (isConnErr(err) || errors.Is(err, ErrUnreachable)) {
-		s.cleaner.deleteNode(node, sid)
-		err = fmt.Errorf("%w (the node is deleted in the background)", err)
-	}
-	return err
 }
 
 // await registers a waiter's interest in the node at p.

@@ -240,6 +240,32 @@ func (h *Hold) Release() error {
 	return nil
 }
 
+// deleteReleased deletes a released hold's node within the current
+// connection, or else in the background, and the error says so. handoff
+// marks an exclusive queue's head, handed to a local waiter first.
+func (s *Session) deleteReleased(node string, sid int64, handoff bool) error {
+	ctx, ok := s.connectedAs(sid)
+	var err error
+	switch {
+	case !ok:
+		state, _, _ := s.snapshot()
+		err = fmt.Errorf("%w: session %v", ErrUnreachable, state)
+	case handoff:
+		s.handoffs.release(node)
+		err = s.remove(ctx, node)
+	default:
+		err = s.remove(ctx, node)
+	}
+	if err != nil && ctx != nil && ctx.Err() != nil {
+		err = fmt.Errorf("%w: connection lost", ErrUnreachable)
+	}
+	if err != nil && (isConnErr(err) || errors.Is(err, ErrUnreachable)) {
+		s.cleaner.deleteNode(node, sid)
+		err = fmt.Errorf("%w (the node is deleted in the background)", err)
+	}
+	return err
+}
+
 // releaseFor is Release, telling observers why the holder releases (Event.Cause).
 func (h *Hold) releaseFor(cause error) error {
 	if h != nil && h.h != nil {

@@ -38,15 +38,10 @@ func checkServer(s string) error {
 // for the dialer to resolve and TLS to check against; its order and round
 // robin are the default's (docs/protocol.md#connecting-servers-and-tls).
 //
-// It also paces the first second of an outage itself. go-zookeeper answers
-// a pass over every server that failed by failing the requests not yet sent
-// (ErrNoServer) and pausing a second, which is most of the time a session
-// spends away when the ensemble elects a leader. For paceFor after the
-// first failed pass, Next reports no pass and pauses the pace's jittered
-// backoff instead; after that it reports every pass, as the default does,
-// so a request not yet sent fails no later than it would there: within
-// paceFor and a pass of the outage's start, within a second and a pass of
-// its queueing after that. The zero value paces nothing.
+// For paceFor after an outage's first failed pass, Next reports no pass and
+// pauses the pace's jittered backoff instead; after that it reports every
+// pass, as the default does (docs/internals.md#pacing-an-outage). The zero
+// value paces nothing.
 type hostList struct {
 	mu      sync.Mutex
 	servers []string
@@ -61,10 +56,7 @@ type hostList struct {
 }
 
 // The session's reconnect pacing: pauses of 12-25 ms, doubling up to
-// 50-100 ms, for the first second of an outage. A ZooKeeper election takes
-// a few hundred milliseconds, so the session is back within about 100 ms
-// of the ensemble serving; a second is go-zookeeper's own pause, so a
-// request waits no longer than there before it fails.
+// 50-100 ms, for the first second of an outage (docs/internals.md#pacing-an-outage).
 const (
 	paceBase = 25 * time.Millisecond
 	paceMax  = 100 * time.Millisecond

@@ -122,6 +122,10 @@ func (l *Leadership) Context() context.Context { return l.ctx }
 // strictly greater than every earlier leader's on this path.
 func (l *Leadership) Token() int64 { return l.hold.Token() }
 
+// Era returns the era of the ensemble that holds the leader's node; see
+// Hold.Era.
+func (l *Leadership) Era(ctx context.Context) (string, error) { return l.hold.Era(ctx) }
+
 // Hold returns the lock hold behind the term, for Guard, Node, SessionID.
 // Run releases it when the function returns; do not release it yourself.
 func (l *Leadership) Hold() *Hold { return l.hold }

@@ -65,16 +65,11 @@ func participantsOf(dir string, cs []contender, decide func([]contender, int) (b
 // rule (docs/protocol.md#who-holds-and-who-watches-whom), then a
 // semaphore's lease nodes (under path/leases) in creation order.
 //
-// A semaphore's leases are judged by Curator's InterProcessSemaphoreV2 rule,
-// which ours follows: an acquirer takes the internal lock (path/locks),
-// creates its lease node, and holds that lock until the leases, its own
-// node counted, are at most the semaphore's count. So every lease node
-// holds but one: the newest node of the internal lock's holder (the same
-// ZooKeeper session, created after it took the lock), which waits if the
-// leases outnumber the count stored in the semaphore's node, or, with no
-// count stored (Curator participants only), whenever it exists: that
-// acquirer may be waiting. A waiting lease node has Holds false and Waits
-// "": it waits for any lease.
+// Every lease node holds but the newest of the internal lock's holder, which
+// waits if the leases outnumber the count stored in the semaphore's node,
+// or, with no count stored, whenever it exists (Curator's rule:
+// docs/protocol.md#semaphore). A waiting lease node has Holds false and
+// Waits "": it waits for any lease.
 func Participants(ctx context.Context, s *Session, path string) ([]Participant, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: nil session", ErrInvalidArgument)

@@ -1,11 +1,8 @@
 package zklock
 
-// Bounding what a server may make the client read. A peer that is not
-// ZooKeeper (an HTTP server on the port, a proxy) fails the connection
-// attempt as a configuration error. After the handshake, a reply longer
-// than the session's bound fails only its own request: go-zookeeper is
-// handed a short error reply for the same xid in its place, and the body
-// is skipped unread. See docs/protocol.md#bounded-replies.
+// Bounding what a server may make the client read: a peer that is not
+// ZooKeeper fails the connection attempt; a reply over the session's bound
+// fails only its own request. See docs/protocol.md#bounded-replies.
 
 import (
 	"encoding/binary"
@@ -45,8 +42,7 @@ const frameHead = 4 + wire.ReplyHeaderLen
 // ZooKeeper server sends (the first frame must be a plausible
 // ConnectResponse; no later frame may be shorter than a ReplyHeader), and
 // it replaces each reply longer than max by a reply of the same xid with
-// the error tooLongCode(its length), skipping the body. go-zookeeper drops
-// a connection whose read fails and tries the next server.
+// the error tooLongCode(its length), skipping the body.
 type boundConn struct {
 	net.Conn
 	max    int

@@ -143,8 +143,8 @@ func (s *Session) readWatch(ctx context.Context, node string) ([]byte, *zk.Stat,
 }
 
 // remove deletes node, whatever its version; a node already gone is no
-// error. It is the one delete the library sends; delete.go and handoff.go
-// decide when.
+// error. It is the one delete the library sends; delete.go and
+// Session.deleteReleased (hold.go) decide when.
 func (s *Session) remove(ctx context.Context, node string) error {
 	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, s.conn.Delete(node, -1) }, nil)
 	if errors.Is(err, zk.ErrNoNode) {

@@ -123,13 +123,27 @@ func (s *Session) Watch(ctx context.Context) <-chan State {
 	return out
 }
 
-// snapshot returns the state, the session id it refers to, and a channel
+// begin checks what every operation checks first: a usable context, an
+// open session, and a context not yet ended.
+func (s *Session) begin(ctx context.Context) error {
+	switch {
+	case ctx == nil:
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	case s.State() == StateClosed:
+		return ErrClosed
+	case ctx.Err() != nil:
+		return context.Cause(ctx)
+	}
+	return nil
+}
+
 // mark returns how often servers have been reached so far: a connection
 // record to compare with later (connFailures.since).
 func (s *Session) mark() mark {
 	return mark{reached: s.failures.reached.Load(), violated: s.failures.violated.Load()}
 }
 
+// snapshot returns the state, the session id it refers to, and a channel
 // closed at the next state change.
 func (s *Session) snapshot() (State, int64, <-chan struct{}) {
 	s.mu.Lock()

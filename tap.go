@@ -42,12 +42,9 @@ func (s *Session) dial(network, addr string, timeout time.Duration) (net.Conn, e
 }
 
 // answerWithin is how long a server that accepted a connection has to
-// answer its ConnectRequest: the session timeout shared among the servers,
-// as in ZooKeeper's Java client, but among at least three, so that with one
-// or two servers a second attempt fits in the session's life after one is
-// left unanswered (a server starting up can accept a connection and never
-// answer it: ZOOKEEPER-5051). It is at least minAnswer, so that a loaded
-// ensemble is still reached, unless that is more than half the timeout.
+// answer its ConnectRequest: the session timeout shared among at least
+// three servers, and at least minAnswer unless that is more than half the
+// timeout (docs/internals.md#the-handshake-bound).
 func (s *Session) answerWithin() time.Duration {
 	t := time.Duration(s.negotiated.Load())
 	if t <= 0 {
@@ -113,13 +110,9 @@ func tlsDialer(d zk.Dialer, cfg *tls.Config, handshake time.Duration) zk.Dialer 
 
 // tapConn is the connection the session gives go-zookeeper. It reads the
 // byte streams without changing them, for what go-zookeeper does not
-// expose: when a server was last heard from (see answered), the session
-// timeout and id granted, the zxid of each create's reply (the fencing
-// token), when each create is written (for the pipelined listing), and
-// which of our nodes have an armed data watch. A request is recorded before
-// it is written, a reply while it is read; if the server's stream does not
+// expose (docs/protocol.md#the-tap). A request is recorded before it is
+// written, a reply while it is read; if the server's stream does not
 // parse, the tap stops looking and the engine falls back to plain requests.
-// See docs/protocol.md#the-tap.
 type tapConn struct {
 	net.Conn
 	s      *Session
@@ -147,9 +140,7 @@ type tapConn struct {
 	respLen  [4]byte   // the ConnectResponse's length prefix, as read
 }
 
-// gateWait bounds the reconnect gate, for a reconnect that sends no
-// setWatches after all (restoresWatches guessed wrong) or a client starved
-// of CPU (50 ms proved too short under the race detector on 2 cores).
+// gateWait bounds the reconnect gate (docs/internals.md#the-reconnect-gate).
 const gateWait = 250 * time.Millisecond
 
 // request is one request on the wire: its xid (connectXid for the
@@ -277,11 +268,9 @@ func (c *tapConn) watched(xid int32) (string, bool) {
 	return p, ok
 }
 
-// answered is called for each reply: the server had our request in hand
-// no earlier than we wrote it, so that send time, not the reply's arrival,
-// is when the server was last heard from (bytes that waited in a buffer
-// while this process was paused prove nothing). ZooKeeper answers in
-// order, so the oldest request in flight with the reply's xid is the one.
+// answered is called for each reply: the send time of the oldest request
+// in flight with the reply's xid becomes when the server was last heard
+// from (docs/internals.md#heard-from-at-send-time).
 func (c *tapConn) answered(xid int32) {
 	if xid == wire.XidWatchEvent {
 		return
@@ -305,9 +294,8 @@ func (c *tapConn) answered(xid int32) {
 
 // Read reads from the server. On a reconnect that must restore watches, the
 // first read after the handshake waits (at most gateWait) until
-// go-zookeeper has written its setWatches request: go-zookeeper v1.0.4
-// reads the last zxid for that request while its receive loop updates it
-// from replies, unordered (go-zookeeper/zk#35); the gate orders them.
+// go-zookeeper has written its setWatches request
+// (docs/internals.md#the-reconnect-gate).
 func (c *tapConn) Read(p []byte) (int, error) {
 	if c.gate != nil && !c.gatePast && c.handshake > 0 && c.readBytes >= c.handshake {
 		c.gatePast = true
@@ -338,11 +326,7 @@ func (c *tapConn) Read(p []byte) (int, error) {
 }
 
 // SetReadDeadline passes d on, but no later than answerBy until the whole
-// ConnectResponse is read. go-zookeeper waits ten read timeouts (6⅔ session
-// timeouts) for its first four bytes and for ever for the rest, while a
-// server that accepts connections before it serves (one starting, or one
-// stopped by SIGSTOP or a long pause) answers neither: the session would
-// stay there, and expire, though other servers serve.
+// ConnectResponse is read (docs/internals.md#the-handshake-bound).
 func (c *tapConn) SetReadDeadline(d time.Time) error {
 	c.asked = d
 	if !c.answerBy.IsZero() && (d.IsZero() || d.After(c.answerBy)) {
@@ -412,10 +396,9 @@ func (c *tapConn) reply(f wire.Frame) {
 }
 
 // notified is called by the tap for each watch notification, in stream
-// order and before go-zookeeper hands it to onNodeEvent. ZooKeeper 3.9 and
-// later send the zxid of the change that fired it (ZOOKEEPER-4655); for
-// the deletion of a held node it is kept for onNodeEvent. body is the
-// frame's head after the ReplyHeader: a path too long for it is not kept.
+// order and before go-zookeeper hands it to onNodeEvent: the zxid of a held
+// node's deletion (ZooKeeper 3.9 and later) is kept for onNodeEvent. body
+// is the frame's head after the ReplyHeader.
 func (s *Session) notified(zxid int64, body []byte) {
 	if zxid <= 0 {
 		return // a server before 3.9

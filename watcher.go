@@ -1,15 +1,13 @@
 package zklock
 
-// Acquiring: obtain is every reentrant recipe's entry, acquire the one loop.
-// Each step runs on a goroutine of its own and the caller only sleeps, so a
-// waiter's stack stays at 2 KiB, 4.1 KB per waiter in all (measured: see
-// docs/benchmarks.md#heap-and-stack-per-waiting-goroutine).
+// Acquiring: obtain is every reentrant recipe's entry, acquire the one loop,
+// its steps in the order it runs them (docs/internals.md#the-acquire-loop).
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
+	"path"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -68,20 +66,6 @@ func (q *queue) unreachable(err error, m mark) error {
 	}
 }
 
-// begin checks what every operation checks first: a usable context, an
-// open session, and a context not yet ended.
-func (s *Session) begin(ctx context.Context) error {
-	switch {
-	case ctx == nil:
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
-	case s.State() == StateClosed:
-		return ErrClosed
-	case ctx.Err() != nil:
-		return context.Cause(ctx)
-	}
-	return nil
-}
-
 func (q *queue) reenterOrAcquire(ctx context.Context) (*Hold, error) {
 	if h, ok := ctx.Value(q.key).(*hold); ok {
 		return h.reenter()
@@ -107,7 +91,7 @@ func (q *queue) acquire(ctx context.Context) (*Hold, error) {
 // goroutine of its own, and sleeps whenever they stop at stepSleep, until
 // the acquire holds or fails.
 func (w *waiter) wait() (*Hold, error) {
-	w.run = w.step // a func value: starting a step allocates nothing here
+	w.run = w.steps // a func value: starting a step allocates nothing here
 	for {
 		go w.run()
 		if <-w.stepped; w.hold != nil || w.err != nil {
@@ -167,7 +151,7 @@ type waiter struct {
 	hold       *Hold // the acquire is over: hold, or err
 	err        error
 	registered bool          // EventAcquired was reported (a confirm may still fail the acquire)
-	run        func()        // step
+	run        func()        // steps
 	stepped    chan struct{} // receives once per step, as it ends
 }
 
@@ -186,9 +170,9 @@ func (w *waiter) sleep() wake {
 	}
 }
 
-// step runs on a goroutine of its own: from w.next until the caller must
-// sleep or the acquire is over.
-func (w *waiter) step() {
+// steps runs the steps from w.next, on a goroutine of its own, until the
+// caller must sleep or the acquire is over.
+func (w *waiter) steps() {
 	defer func() { w.stepped <- struct{}{} }()
 	for {
 		switch w.next {
@@ -217,43 +201,6 @@ func (w *waiter) step() {
 	}
 }
 
-// woken says what the wake-up w.woke means.
-func (w *waiter) woken() step {
-	switch w.woke {
-	case wakeFired:
-		switch w.ev.Type {
-		case zk.EventNodeDeleted:
-			return stepTakeOver
-		case zk.EventNodeDataChanged, zk.EventNodeCreated:
-			return stepArm
-		}
-		return stepList
-	case wakeChanged:
-		state, _, changed := w.q.s.snapshot()
-		if state == StateSuspended {
-			w.changed = changed // sleep on: the watch still stands
-			return stepSleep
-		}
-		return stepList // go-zookeeper may have failed to re-arm the watch on reconnect
-	case wakeCancelled:
-		return w.cancelled()
-	}
-	return stepTakeOver // wakeHandedOff
-}
-
-// takeOver follows the going of the node ahead, w.p, or its handoff: ours
-// holds now by the jump rule (recipe.jumps) or the in-process handoff
-// (handoff.go), provided our session is still the one that created it;
-// otherwise the queue is listed again.
-func (w *waiter) takeOver() step {
-	jump := w.jump || w.local.handedOff()
-	w.unwatch()
-	if state, sid, _ := w.q.s.snapshot(); jump && state != StateExpired && state != StateClosed && sid == w.e.sid {
-		return stepFinish // ours holds
-	}
-	return stepList
-}
-
 // fail ends the acquire with err.
 func (w *waiter) fail(err error) step {
 	w.err = err
@@ -275,24 +222,6 @@ func (w *waiter) probe() step {
 	return stepCreate
 }
 
-// watchDir waits, on this goroutine, for the directory to change (see
-// queue.watchDir).
-func (w *waiter) watchDir() step {
-	held, err := w.q.watchDir(w.ctx, w.e)
-	switch {
-	case err != nil && w.ctx.Err() != nil:
-		return w.fail(context.Cause(w.ctx))
-	case permanent(err):
-		return w.fail(refused(err, accessList, w.e.dir, "the lock directory"))
-	case err != nil:
-		w.attempt = w.q.s.cfg.retry.wait(w.ctx, w.attempt)
-		return stepList // listing again reports or retries the error
-	case held:
-		return stepFinish // ours holds
-	}
-	return stepList
-}
-
 func (w *waiter) create() step {
 	w.started()
 	e, first, err := w.q.create(w.ctx)
@@ -304,6 +233,24 @@ func (w *waiter) create() step {
 		w.readToken()
 	}
 	return stepList
+}
+
+// readToken starts reading the token of a node found after a lost create
+// reply (its entry has no stat), alongside the first listing, so it adds
+// no round trip. finish waits for it.
+func (w *waiter) readToken() {
+	w.token = make(chan tokenRead, 1)
+	ctx, node := w.ctx, w.e.node
+	go func() {
+		stat, err := w.q.s.stat(ctx, node)
+		w.token <- tokenRead{stat, err}
+	}()
+}
+
+// tokenRead is the outcome of readToken's read.
+type tokenRead struct {
+	stat *zk.Stat
+	err  error
 }
 
 // list lists our directory and decides by the rule where our node stands.
@@ -375,6 +322,40 @@ func (w *waiter) listing() ([]string, error) {
 	return w.q.s.list(w.ctx, w.e.dir)
 }
 
+// adopt moves the acquisition to w.p, the node of its own that the listing
+// showed ahead of ours (see sameCreate), and deletes ours: the earlier node
+// keeps our place, and its czxid, read here, is the hold's token. A node at
+// w.p that another session owns is an expired older session's of ours: it
+// is deleted and waited for, since a lagging server may list it until it
+// has applied the expiry.
+func (w *waiter) adopt() step {
+	p := w.p
+	stat, err := w.q.s.stat(w.ctx, p)
+	switch {
+	case err != nil && w.ctx.Err() != nil:
+		return w.cancelled()
+	case errors.Is(err, zk.ErrNoNode):
+		return stepList
+	case permanent(err):
+		return w.fail(refused(err, accessRead, p, "our own earlier node"))
+	case err != nil:
+		w.attempt = w.q.s.cfg.retry.wait(w.ctx, w.attempt) // listing again reports or retries the error
+		return stepList
+	case stat.EphemeralOwner != w.e.sid:
+		w.q.s.cleaner.deleteNode(p, stat.EphemeralOwner)
+		w.watch(p, false)
+		return stepArm
+	}
+	if w.token != nil { // the token of the node we leave, read after a lost create reply
+		<-w.token
+		w.token = nil
+	}
+	old := w.e
+	w.e = &entry{dir: old.dir, name: path.Base(p), node: p, sid: old.sid, stat: stat}
+	w.q.s.abandon(old.node, old.sid)
+	return stepList
+}
+
 // watch starts watching the node at p; jump is the jump rule's answer for
 // it (recipe.jumps). It registers for an in-process handoff of p where the
 // queue hands over (recipe.jump).
@@ -416,6 +397,100 @@ func (w *waiter) arm() step {
 	w.attempt = 0
 	w.ch, w.changed = ch, changed
 	return stepSleep
+}
+
+// watchDir waits, on this goroutine, for the directory to change (see
+// queue.watchDir).
+func (w *waiter) watchDir() step {
+	held, err := w.q.watchDir(w.ctx, w.e)
+	switch {
+	case err != nil && w.ctx.Err() != nil:
+		return w.fail(context.Cause(w.ctx))
+	case permanent(err):
+		return w.fail(refused(err, accessList, w.e.dir, "the lock directory"))
+	case err != nil:
+		w.attempt = w.q.s.cfg.retry.wait(w.ctx, w.attempt)
+		return stepList // listing again reports or retries the error
+	case held:
+		return stepFinish // ours holds
+	}
+	return stepList
+}
+
+// watchDir lists the directory with a children watch and reports whether
+// our node holds by that listing; if not, it waits for the directory or the
+// session to change, or for ctx. One waiter at a time waits this way on a
+// directory (a semaphore's leases, under its internal lock), so the watch
+// wakes no herd.
+func (q *queue) watchDir(ctx context.Context, e *entry) (bool, error) {
+	_, _, changed := q.s.snapshot()
+	children, ch, err := q.s.listWatch(ctx, e.dir)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return false, context.Cause(ctx)
+	case err != nil:
+		return false, err // the caller ends on a permanent error, backs off on any other
+	}
+	cs := contenders(children, q.countAll)
+	if ours := indexOf(cs, e.name); ours >= 0 {
+		if keep, _ := sameCreate(cs, ours); keep != ours {
+			return false, nil // listing again adopts it
+		}
+		if holds, _ := q.decide(cs, ours); holds {
+			return true, nil
+		}
+	}
+	for {
+		select {
+		case <-ch:
+			return false, nil
+		case <-changed:
+			var state State
+			state, _, changed = q.s.snapshot()
+			if state != StateSuspended {
+				return false, nil // go-zookeeper re-arms the watch on reconnect; list again anyway
+			}
+		case <-ctx.Done():
+			return false, context.Cause(ctx)
+		}
+	}
+}
+
+// woken says what the wake-up w.woke means.
+func (w *waiter) woken() step {
+	switch w.woke {
+	case wakeFired:
+		switch w.ev.Type {
+		case zk.EventNodeDeleted:
+			return stepTakeOver
+		case zk.EventNodeDataChanged, zk.EventNodeCreated:
+			return stepArm
+		}
+		return stepList
+	case wakeChanged:
+		state, _, changed := w.q.s.snapshot()
+		if state == StateSuspended {
+			w.changed = changed // sleep on: the watch still stands
+			return stepSleep
+		}
+		return stepList // go-zookeeper may have failed to re-arm the watch on reconnect
+	case wakeCancelled:
+		return w.cancelled()
+	}
+	return stepTakeOver // wakeHandedOff
+}
+
+// takeOver follows the going of the node ahead, w.p, or its handoff: ours
+// holds now by the jump rule (recipe.jumps) or the in-process handoff
+// (handoff.go), provided our session is still the one that created it;
+// otherwise the queue is listed again.
+func (w *waiter) takeOver() step {
+	jump := w.jump || w.local.handedOff()
+	w.unwatch()
+	if state, sid, _ := w.q.s.snapshot(); jump && state != StateExpired && state != StateClosed && sid == w.e.sid {
+		return stepFinish // ours holds
+	}
+	return stepList
 }
 
 // finish ends the acquire with w.err (nil: our node holds): it registers
@@ -477,9 +552,6 @@ func (w *waiter) held(werr error) (_ *Hold, err error) {
 	}
 	return hh, nil
 }
-
-// acquires numbers the acquires of the process, for Event.Acquire.
-var acquires atomic.Uint64
 
 // started reports the acquire as begun, numbering it.
 func (w *waiter) started() {
