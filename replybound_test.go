@@ -2,6 +2,7 @@ package zklock_test
 
 import (
 	"context"
+	"errors"
 	"encoding/binary"
 	"fmt"
 	"net"
@@ -24,7 +25,7 @@ import (
 // directory.
 func plantLongNames(t *testing.T, c *zktest.Cluster, dir string, n, size int) {
 	t.Helper()
-	conn := c.Connect(t, 10*time.Second)
+	conn := c.Connect(t, 30*time.Second) // 750 KB writes take seconds on a loaded machine
 	for _, p := range []string{"/locks", dir} {
 		if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
 			require.NoError(t, err)
@@ -32,8 +33,16 @@ func plantLongNames(t *testing.T, c *zktest.Cluster, dir string, n, size int) {
 	}
 	for i := range n {
 		name := fmt.Sprintf("%s/%c%s", dir, 'a'+i, strings.Repeat("w", size-1))
-		_, err := conn.Create(name, nil, 0, zk.WorldACL(zk.PermAll))
-		require.NoError(t, err)
+		for range 5 { // a create cut off with the connection is tried again
+			_, err := conn.Create(name, nil, 0, zk.WorldACL(zk.PermAll))
+			if errors.Is(err, zk.ErrConnectionClosed) {
+				continue
+			}
+			if !errors.Is(err, zk.ErrNodeExists) {
+				require.NoError(t, err)
+			}
+			break
+		}
 	}
 }
 
