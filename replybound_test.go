@@ -2,8 +2,8 @@ package zklock_test
 
 import (
 	"context"
-	"errors"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"runtime"
