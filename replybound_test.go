@@ -55,7 +55,11 @@ func plantLongNames(t *testing.T, c *zktest.Cluster, dir string, n, size int) {
 func TestIntegration_ReplyOverTheBoundFailsOnlyItsRequest(t *testing.T) {
 	c := zktest.Start(t)
 	var states stateLog
-	s := connect(t, c, zklock.WithMaxReply(1<<20), zklock.WithLossLimit(0), zklock.WithObserver(states.observe))
+	// A 10 s session: on a loaded machine a 2 s one suspends on its own
+	// (a stall past its 1.3 s read timeout), and a loss limit of 0 would
+	// take that for the reply's doing.
+	s := connect(t, c, zklock.WithSessionTimeout(10*time.Second), zklock.WithMaxReply(1<<20), zklock.WithLossLimit(0),
+		zklock.WithObserver(states.observe))
 	held, err := newMutex(t, s, "/locks/held").Lock(ctxTimeout(t, 10*time.Second))
 	require.NoError(t, err)
 	plantLongNames(t, c, "/locks/wedge", 3, 750_000)
