@@ -161,6 +161,7 @@ type lockConfig struct {
 	revocable bool
 	requeue   bool // leader election: campaign again after each term (see WithRequeue)
 	failOpen  time.Duration
+	health    *HealthCheck // leader recipes: see WithHealthCheck
 }
 
 func newLockConfig(opts []Option) lockConfig {
