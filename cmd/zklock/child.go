@@ -128,6 +128,15 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 			t := time.NewTimer(inv.cfg.killGrace)
 			defer t.Stop()
 			killc = t.C
+		case err := <-a.resign: // nil, never ready, without --health-cmd: ended as a loss is
+			a.resign, revoc, done = nil, nil, nil
+			lost, a.resigned = true, true
+			a.log.Error(message("%s: %v: %v; sending %s SIGTERM, SIGKILL after %v",
+				printable(h.Node()), errUnhealthy, err, inv.cmd[0], inv.cfg.killGrace), holdAttrs(inv.path, h)...)
+			c.signal(syscall.SIGTERM)
+			t := time.NewTimer(inv.cfg.killGrace)
+			defer t.Stop()
+			killc = t.C
 		case <-killc:
 			killc = nil
 			killed = true

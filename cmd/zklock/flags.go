@@ -16,13 +16,14 @@ import (
 
 // verbOpts holds the flags that belong to one verb.
 type verbOpts struct {
-	json    bool     // status; elect --listen
-	leases  int      // semaphore
-	id      string   // holding verbs: --id, the node's data
-	requeue bool     // elect
-	latch   bool     // elect: a Curator LeaderLatch participant
-	listen  bool     // elect --observe: follow the leader, take no part
-	hold    holdOpts // holding verbs (holdflags.go)
+	json    bool       // status; elect --listen
+	leases  int        // semaphore
+	id      string     // holding verbs: --id, the node's data
+	requeue bool       // elect
+	latch   bool       // elect: a Curator LeaderLatch participant
+	listen  bool       // elect --observe: follow the leader, take no part
+	health  healthOpts // elect --health-* (health.go)
+	hold    holdOpts   // holding verbs (holdflags.go)
 
 	listenAlias bool // elect --listen, the deprecated name of --observe
 

@@ -107,6 +107,7 @@ var verbs = []*verb{
 				return err
 			})
 			fs.BoolVar(&o.json, "json", false, "with --observe: one JSON object per line")
+			registerHealthFlags(fs, o)
 		},
 		about: "Campaigns for leadership at PATH (Curator's LeaderSelector protocol: mutex\n" +
 			"nodes ...-lock-) and runs CMD only while leader. With --latch it takes part in\n" +
@@ -236,8 +237,10 @@ type app struct {
 	// The statuses of zklock's own outcomes (exit.go).
 	conflictExit, lostExit int
 
-	mon       *monitor // a holding verb's session and hold, for --http (endpoints.go)
-	signalled bool     // a signal was forwarded to CMD or ended a hold in this term
+	mon       *monitor     // a holding verb's session and hold, for --http (endpoints.go)
+	signalled bool         // a signal was forwarded to CMD or ended a hold in this term
+	resign    <-chan error // receives when --health-cmd ends the term (health.go)
+	resigned  bool         // --health-cmd ended this term
 }
 
 func main() {
