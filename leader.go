@@ -37,6 +37,7 @@ func NewLeaderElection(s *Session, path, id string, opts ...Option) (*LeaderElec
 	if id != "" {
 		opts = append(opts[:len(opts):len(opts)], WithData([]byte(id)))
 	}
+	opts = append(opts[:len(opts):len(opts)], WithOwner("")) // the data is the participant id
 	q, err := newQueue(s, path, path, recipe{mark: markLock, decide: exclusive, jump: true, confirm: true}, opts)
 	if err == nil {
 		err = q.cfg.health.validate()

@@ -88,6 +88,9 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 		era = a.holdEra(inv, h)
 	}
 	cmd.Env = childEnv(a.environ, inv.cfg.namespace, inv.path, node, token, era)
+	if inv.opts.owner != "" {
+		cmd.Env = append(cmd.Env, envOwner+"="+inv.opts.owner) // nested zklocks are this owner (deadlock.go)
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
 	c, err := startChild(cmd, !isTerminal(a.stdin))
 	if err != nil {

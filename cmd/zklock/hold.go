@@ -85,6 +85,7 @@ func (a *app) runHolding(inv *invocation) int {
 		a.log.Warn("--id and --data are ignored with --revocable: a revocable node's data is empty, as Curator's", "path", inv.path)
 	}
 	a.mon = newMonitor(inv.path, cfg)
+	inv.opts.owner = a.ownerID()
 	ictx, stop := a.interruptible(context.Background())
 	defer stop()
 	ctx := ictx

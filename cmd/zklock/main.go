@@ -54,6 +54,10 @@ type verb struct {
 	// more example command lines.
 	about, example string
 
+	// defaultPath, if set, gives the path when none is given ("" for
+	// none: missing PATH).
+	defaultPath func(o *verbOpts) string
+
 	// lossDefault, if set, is the verb's loss limit when --loss-limit is
 	// not given; otherwise the library's default applies.
 	lossDefault *time.Duration
@@ -136,9 +140,11 @@ var verbs = []*verb{
 			"zklock elect --id \"$(hostname)\" --http 127.0.0.1:9090 jobs -c './run-jobs --all'\n" +
 			"zklock elect --observe jobs --json"},
 	{name: "status", args: "PATH [--json]", summary: "participants in queue order, who holds, their tokens",
-		run: runStatus,
+		also: []string{"--deadlocks [ROOT] [--json]", "the cycles of the wait-for graph over every lock under ROOT (exit 5 if any)"},
+		run:  runStatus, defaultPath: deadlocksRoot,
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
 			fs.BoolVar(&o.json, "json", false, "print one JSON object instead of a table")
+			fs.BoolVar(&o.deadlocks, "deadlocks", false, "name the deadlocks among every lock under PATH (default /locks): exit 5 if any")
 		},
 		about: "Lists the participants of the lock at PATH in queue order (Curator's\n" +
 			"ordering): node, kind, sequence, fencing token (czxid), owning session, whether\n" +

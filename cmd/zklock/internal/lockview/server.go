@@ -202,7 +202,7 @@ func (s *Server) overviewPage(r *http.Request) page {
 	}
 	o := s.v.Overview(p.Filter)
 	sortLocks(o.Locks, p.Sort)
-	p.Locks, p.Status = o.Locks, Status{Connected: o.Connected, Problem: o.Problem, At: o.At, Members: o.Ensemble, ClientsNote: o.ClientsNote}
+	p.Locks, p.Status = o.Locks, Status{Connected: o.Connected, Problem: o.Problem, At: o.At, Members: o.Ensemble, ClientsNote: o.ClientsNote, Deadlocks: o.Deadlocks}
 	for _, l := range o.Locks {
 		p.Held += len(l.Holders)
 		p.Waiting += l.Waiting
