@@ -160,11 +160,13 @@ func TestIntegration_DeadlockUIBanner(t *testing.T) {
 	c, _, env := zkSetup(t)
 	libraryDeadlock(t, c, "/locks/dl")
 	_, base := startUI(t, env, "--root", "/locks")
-	code, body := get(t, strings.TrimPrefix(base, "http://"), "/api/locks", "")
-	require.Equal(t, 200, code)
-	var o lockview.Overview
-	require.NoError(t, json.Unmarshal([]byte(body), &o))
-	require.Len(t, o.Deadlocks, 1, body)
+	var body string
+	require.Eventually(t, func() bool { // the view walks the root after it starts serving
+		var code int
+		code, body = get(t, strings.TrimPrefix(base, "http://"), "/api/locks", "")
+		var o lockview.Overview
+		return code == 200 && json.Unmarshal([]byte(body), &o) == nil && len(o.Deadlocks) == 1
+	}, 20*time.Second, 50*time.Millisecond, "/api/locks lists no deadlock: %s", body)
 
 	ctx := startBrowser(t)
 	run(t, ctx, chromedp.Navigate(base+"/"))
