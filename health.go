@@ -41,9 +41,12 @@ type HealthCheck struct {
 //
 // check is given a context that ends after interval; it must be safe for
 // concurrent use with itself only in that a run may still be ending when
-// the next starts after its context ended. TryCampaign runs check once and,
-// if it fails, returns an error wrapping ErrUnhealthy having written
-// nothing. A nil check, an interval <= 0 or failures < 1 is refused by the
+// the next starts after its context ended. Campaign waits for a passing
+// check and leaves the queue as a standby does, but the term it returns is
+// the caller's: watch it with HealthCheck.Failing and release it (as
+// `zklock elect --health-cmd` does, once its CMD has stopped). TryCampaign
+// runs check once and, if it fails, returns an error wrapping ErrUnhealthy
+// having written nothing. A nil check, an interval <= 0 or failures < 1 is refused by the
 // recipe's constructor with an error wrapping ErrInvalidArgument.
 func WithHealthCheck(check func(ctx context.Context) error, interval time.Duration, failures int) Option {
 	return func(c *lockConfig) {
