@@ -33,10 +33,14 @@ type LeaderLatch struct {
 
 // NewLeaderLatch returns a latch participant at path on s with id as its
 // node data (what Leader, Participants and Curator's getId report). Of the
-// lock options only WithACL applies. It does no I/O and returns an error for
-// a nil session or an invalid path.
+// lock options only WithACL and WithHealthCheck apply. It does no I/O and
+// returns an error for a nil session, an invalid path or an invalid health
+// check.
 func NewLeaderLatch(s *Session, path, id string, opts ...Option) (*LeaderLatch, error) {
 	q, err := newQueue(s, path, path, recipe{mark: markLatch, decide: exclusive, jump: true, confirm: true}, opts)
+	if err == nil {
+		err = q.cfg.health.validate()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +89,7 @@ func (l *LeaderLatch) run(ctx context.Context) {
 		l.mu.Unlock()
 	}
 	for attempt := 0; ; {
-		h, err := l.q.campaign(ctx)
+		h, err := l.q.cfg.health.campaign(ctx, l.q.campaign)
 		switch {
 		case ctx.Err() != nil:
 			if h != nil {
@@ -115,6 +119,15 @@ func (l *LeaderLatch) run(ctx context.Context) {
 			l.term = nil
 			l.notifyLocked()
 			l.mu.Unlock()
+		case err := <-l.q.cfg.health.failing(h.Context()): // resign, cool off, join again
+			l.mu.Lock()
+			l.term = nil
+			l.notifyLocked()
+			l.mu.Unlock()
+			if rerr := h.releaseFor(err); rerr != nil && !errors.Is(rerr, ErrLost) && !errors.Is(rerr, ErrNotHeld) {
+				l.q.s.log.Warn("zklock: leader latch release", "node", h.Node(), "err", rerr)
+			}
+			_ = l.q.cfg.health.coolOff(ctx) // an ended ctx is seen by the next campaign
 		case <-ctx.Done():
 			l.mu.Lock()
 			l.term = nil // not leading from here on, before the node goes

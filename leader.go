@@ -30,13 +30,18 @@ type LeaderElection struct {
 
 // NewLeaderElection returns a participant in the election at path on s with
 // id as its node data (by default this host's address, as Curator's). opts
-// are WithACL, WithRevocable (which empties the data) and WithRequeue. It
-// does no I/O and returns an error for a nil session or an invalid path.
+// are WithACL, WithRevocable (which empties the data), WithRequeue and
+// WithHealthCheck. It does no I/O and returns an error for a nil session,
+// an invalid path or an invalid health check.
 func NewLeaderElection(s *Session, path, id string, opts ...Option) (*LeaderElection, error) {
 	if id != "" {
 		opts = append(opts[:len(opts):len(opts)], WithData([]byte(id)))
 	}
+	opts = append(opts[:len(opts):len(opts)], WithOwner("")) // the data is the participant id
 	q, err := newQueue(s, path, path, recipe{mark: markLock, decide: exclusive, jump: true, confirm: true}, opts)
+	if err == nil {
+		err = q.cfg.health.validate()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +191,7 @@ func (e *LeaderElection) Run(ctx context.Context, fn func(ctx context.Context, l
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
-		h, err := e.q.campaign(context.WithValue(ctx, electionKey{e.q.dir}, true))
+		h, err := e.q.cfg.health.campaign(context.WithValue(ctx, electionKey{e.q.dir}, true), e.q.campaign)
 		if err != nil {
 			switch {
 			case ctx.Err() != nil:
@@ -201,7 +206,14 @@ func (e *LeaderElection) Run(ctx context.Context, fn func(ctx context.Context, l
 			return err
 		}
 		attempt = 0
-		live, err := e.lead(ctx, h, fn)
+		var unhealthy atomic.Bool
+		live, err := e.lead(ctx, h, e.q.cfg.health.guard(fn, &unhealthy))
+		if unhealthy.Load() { // resigned for its health: cool off, campaign again
+			if e.q.cfg.health.coolOff(ctx) != nil {
+				return context.Cause(ctx)
+			}
+			continue
+		}
 		if !e.q.cfg.requeue || (err != nil && live) {
 			return err
 		}
@@ -218,7 +230,7 @@ func (e *LeaderElection) Campaign(ctx context.Context) (*Hold, error) {
 		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
 	}
 	start := e.q.s.mark()
-	h, err := e.q.campaign(context.WithValue(ctx, electionKey{e.q.dir}, true))
+	h, err := e.q.cfg.health.campaign(context.WithValue(ctx, electionKey{e.q.dir}, true), e.q.campaign)
 	return e.track(h, e.q.unreachable(err, start))
 }
 
@@ -227,6 +239,9 @@ func (e *LeaderElection) Campaign(ctx context.Context) (*Hold, error) {
 func (e *LeaderElection) TryCampaign(ctx context.Context) (*Hold, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	if err := e.q.cfg.health.tryCheck(ctx); err != nil {
+		return nil, err
 	}
 	start := e.q.s.mark()
 	h, err := e.q.tryOnly().campaign(context.WithValue(ctx, electionKey{e.q.dir}, true))

@@ -161,6 +161,8 @@ type lockConfig struct {
 	revocable bool
 	requeue   bool // leader election: campaign again after each term (see WithRequeue)
 	failOpen  time.Duration
+	health    *HealthCheck // leader recipes: see WithHealthCheck
+	owner     string       // see WithOwner
 }
 
 func newLockConfig(opts []Option) lockConfig {
@@ -173,6 +175,9 @@ func newLockConfig(opts []Option) lockConfig {
 		c.data = []byte{} // Curator's revocable nodes are empty; only __REVOKE__ is ever written
 	case !c.dataSet:
 		c.data = []byte(hostAddress())
+	}
+	if !c.revocable {
+		c.data = withOwner(c.data, c.owner)
 	}
 	return c
 }

@@ -45,6 +45,9 @@ func newQueue(s *Session, lockPath, dir string, r recipe, opts []Option) (queue,
 		return queue{}, err
 	}
 	cfg := newLockConfig(opts)
+	if err := validOwner(cfg.owner); err != nil {
+		return queue{}, err
+	}
 	if needsAuth(cfg.acl) && len(s.cfg.auth) == 0 {
 		return queue{}, fmt.Errorf("%w: the ACL of %s names the creator (\"auth\", CreatorACL), which needs the session's credentials (WithAuth)",
 			ErrInvalidArgument, lockPath)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,9 +25,11 @@ var (
 	outJSON = flag.String("bench.json", "", "write the raw numbers of -bench.full here (and the HTML report beside them)")
 	reps    = flag.Int("bench.reps", 0, "repetitions of -bench.full (0: the size's)")
 	size    = flag.String("bench.size", "default", "size of -bench.full: default (make bench) or full (make bench-full)")
-	only    = flag.String("bench.phase", "", "with -bench.full, run this phase alone: failover (no tables of the others)")
-	rev     = flag.String("bench.rev", "", "the code measured, recorded in the report")
-	prev    = flag.String("bench.prev", "", "the previous run's raw numbers, for the intervals' honesty goal")
+	only    = flag.String("bench.phase", "", "with -bench.full, run this phase alone: failover (no tables of the others), or crowd\n"+
+		"(a leader latch of 1,000 candidates against 3: make bench runs it after the suite)")
+	crowdSizes = flag.String("bench.crowd", "", "with -bench.phase crowd: the sizes, comma-separated (default 3,1000)")
+	rev        = flag.String("bench.rev", "", "the code measured, recorded in the report")
+	prev       = flag.String("bench.prev", "", "the previous run's raw numbers, for the intervals' honesty goal")
 )
 
 // serverOpts: ZooKeeper's own defaults where zktest's differ (tick 2s,
@@ -133,8 +136,23 @@ func TestBench(t *testing.T) {
 		}
 		rep.PrintFailover(os.Stdout)
 		return
+	case "crowd":
+		cc := DefaultCrowd()
+		if *crowdSizes != "" {
+			cc.Sizes = nil
+			for _, f := range strings.Split(*crowdSizes, ",") {
+				n, err := strconv.Atoi(f)
+				require.NoError(t, err, "-bench.crowd")
+				cc.Sizes = append(cc.Sizes, n)
+			}
+		}
+		// A tick of 200ms allows the 4s sessions and expires them promptly.
+		c := zktest.Start(t, append(serverOpts(t), zktest.WithTickTime(200*time.Millisecond), zktest.WithHeap("1g"))...)
+		_, err := Crowd(cc, c.Servers()[0], serverPID(c.Servers()[0]), os.Stdout)
+		require.NoError(t, err)
+		return
 	default:
-		t.Fatalf("-bench.phase %q: want failover", *only)
+		t.Fatalf("-bench.phase %q: want failover or crowd", *only)
 	}
 	rep, err := Suite(cfg, server(t, true), os.Stdout)
 	require.NoError(t, err)

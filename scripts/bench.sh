@@ -20,6 +20,8 @@
 #   BENCH_CPUPROFILE=path            also write a Go CPU profile of the run
 #   BENCH_PHASE=failover             the failover phase alone (about seven minutes):
 #                                    its table, goals and FAILOVER lines
+#   BENCH_PHASE=crowd                the crowd alone (run after the suite otherwise): a
+#                                    leader latch of 1,000 candidates against 3
 # Prints progress, the tables, the goals, and ends with one line per ratio
 # and one per failover case, recipe and loss limit:
 #   RATIO <workload> zklock/<peer> <x.xx> [<lo>, <hi>]
@@ -58,6 +60,13 @@ if [[ -n "${BENCH_CPUPROFILE:-}" ]]; then
 fi
 cd "$root/bench"
 "$bin" "${args[@]}" | grep -v -E '^(=== RUN|--- PASS|PASS$)'
+if [[ -z "${BENCH_PHASE:-}" ]]; then
+	# The crowd: a leader latch of 1,000 candidates against 3, zklock and
+	# Curator, on a server of its own (a few minutes; its lines: CROWD,
+	# RATIO crowd-..., CHECK crowd requests/handover O(1) ...: ok|FAIL).
+	"$bin" -test.run '^TestBench$' -test.count 1 -test.timeout 30m -bench.full -bench.phase crowd |
+		grep -v -E '^(=== RUN|--- PASS|PASS$)'
+fi
 echo "raw numbers: $json" >&2
 echo "report: ${json%.json}.html" >&2
 echo "make bench took $(( $(date +%s) - start )) s" >&2

@@ -88,6 +88,9 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 		era = a.holdEra(inv, h)
 	}
 	cmd.Env = childEnv(a.environ, inv.cfg.namespace, inv.path, node, token, era)
+	if inv.opts.owner != "" {
+		cmd.Env = append(cmd.Env, envOwner+"="+inv.opts.owner) // nested zklocks are this owner (deadlock.go)
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
 	c, err := startChild(cmd, !isTerminal(a.stdin))
 	if err != nil {
@@ -123,6 +126,15 @@ func (a *app) runChild(inv *invocation, cmd *exec.Cmd, h *zklock.Hold) int {
 			lost = true
 			a.log.Error(message("%s: revocation requested while %s ran; sending it SIGTERM, SIGKILL after %v",
 				printable(h.Node()), inv.cmd[0], inv.cfg.killGrace), holdAttrs(inv.path, h)...)
+			c.signal(syscall.SIGTERM)
+			t := time.NewTimer(inv.cfg.killGrace)
+			defer t.Stop()
+			killc = t.C
+		case err := <-a.resign: // nil, never ready, without --health-cmd: ended as a loss is
+			a.resign, revoc, done = nil, nil, nil
+			lost, a.resigned = true, true
+			a.log.Error(message("%s: %v: %v; sending %s SIGTERM, SIGKILL after %v",
+				printable(h.Node()), errUnhealthy, err, inv.cmd[0], inv.cfg.killGrace), holdAttrs(inv.path, h)...)
 			c.signal(syscall.SIGTERM)
 			t := time.NewTimer(inv.cfg.killGrace)
 			defer t.Stop()

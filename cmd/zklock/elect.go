@@ -16,7 +16,11 @@ func electRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endF
 	if o.latch {
 		return latchRecipe(s, path, o)
 	}
-	e, err := zklock.NewLeaderElection(s, path, o.nodeData(), o.aclOptions()...)
+	opts := o.aclOptions()
+	if hc := o.health.check; hc != nil {
+		opts = append(opts, zklock.WithHealthCheck(hc.Check, hc.Interval, hc.Failures))
+	}
+	e, err := zklock.NewLeaderElection(s, path, o.nodeData(), opts...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -80,7 +84,7 @@ func checkElect(inv *invocation) error {
 	case o.latch && o.revocable:
 		return usagef("elect: --revocable is not available with --latch (Curator's LeaderLatch is not revocable)")
 	}
-	return nil
+	return checkHealth(inv)
 }
 
 // runElect runs the elect verb. With --observe (formerly --listen) it only
@@ -98,6 +102,7 @@ func runElect(a *app, inv *invocation) int {
 	if inv.opts.listen {
 		return a.runListen(inv)
 	}
+	inv.opts.health.check = a.healthCheck(inv)
 	v := *inv.verb
 	v.recipe = electRecipe
 	round := *inv

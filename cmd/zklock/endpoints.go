@@ -34,6 +34,7 @@ type monitor struct {
 	state       zklock.State
 	suspendedAt time.Time // when the current suspension began
 	hold        *zklock.Hold
+	health      healthState   // elect --health-cmd (health.go)
 }
 
 func newMonitor(path string, cfg *config) *monitor {
@@ -119,10 +120,22 @@ func (a *app) serveHTTP(inv *invocation) (*endpoints, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		ok, st := m.usable()
-		reply(w, ok, "session "+st.String())
+		text := "session " + st.String()
+		if bad := m.unhealthy(); bad != "" {
+			role := "standby"
+			if m.leading() {
+				role = "leader"
+			}
+			text += "\n" + role + " but " + bad
+		}
+		reply(w, ok, text)
 	})
 	mux.HandleFunc("GET /leader", func(w http.ResponseWriter, _ *http.Request) {
 		if m.leading() {
+			if bad := m.unhealthy(); bad != "" {
+				reply(w, false, "leader of "+m.path+" but "+bad)
+				return
+			}
 			reply(w, true, "leader of "+m.path)
 			return
 		}

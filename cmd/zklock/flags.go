@@ -16,13 +16,17 @@ import (
 
 // verbOpts holds the flags that belong to one verb.
 type verbOpts struct {
-	json    bool     // status; elect --listen
-	leases  int      // semaphore
-	id      string   // holding verbs: --id, the node's data
-	requeue bool     // elect
-	latch   bool     // elect: a Curator LeaderLatch participant
-	listen  bool     // elect --observe: follow the leader, take no part
-	hold    holdOpts // holding verbs (holdflags.go)
+	json    bool       // status; elect --listen
+	leases  int        // semaphore
+	id      string     // holding verbs: --id, the node's data
+	requeue bool       // elect
+	latch   bool       // elect: a Curator LeaderLatch participant
+	listen  bool       // elect --observe: follow the leader, take no part
+	health  healthOpts // elect --health-* (health.go)
+	owner   string     // holding verbs: the owner id of the nodes (deadlock.go)
+
+	deadlocks bool     // status --deadlocks (deadlock.go)
+	hold      holdOpts // holding verbs (holdflags.go)
 
 	listenAlias bool // elect --listen, the deprecated name of --observe
 
@@ -265,7 +269,7 @@ func parseArgs(args []string, getenv func(string) string) (*invocation, error) {
 	if early != nil {
 		return nil, early
 	}
-	path, cmd, err := splitVerbArgs(vfs, v, rest[1:])
+	path, cmd, err := splitVerbArgs(vfs, v, &inv.opts, rest[1:])
 	switch {
 	case errors.Is(err, errHelp):
 		return nil, &verbHelp{v}
@@ -297,7 +301,7 @@ func (r *rawBool) IsBoolFlag() bool { return true }
 
 // splitVerbArgs parses the verb's flags around its one path argument and
 // returns the path and, for a holding verb, CMD.
-func splitVerbArgs(fs *flag.FlagSet, v *verb, args []string) (string, []string, error) {
+func splitVerbArgs(fs *flag.FlagSet, v *verb, o *verbOpts, args []string) (string, []string, error) {
 	if err := parseFlags(fs, args); err != nil {
 		return "", nil, err
 	}
@@ -314,6 +318,9 @@ func splitVerbArgs(fs *flag.FlagSet, v *verb, args []string) (string, []string, 
 	}
 	if v.pathless && len(rest) > 0 {
 		return "", nil, usagef("%s: unexpected argument %q (it takes no PATH; see --root)", v.name, rest[0])
+	}
+	if len(rest) == 0 && v.defaultPath != nil && v.defaultPath(o) != "" {
+		return v.defaultPath(o), nil, nil
 	}
 	if len(rest) == 0 && !v.pathless {
 		return "", nil, usagef("%s: missing PATH", v.name)

@@ -85,6 +85,7 @@ func (a *app) runHolding(inv *invocation) int {
 		a.log.Warn("--id and --data are ignored with --revocable: a revocable node's data is empty, as Curator's", "path", inv.path)
 	}
 	a.mon = newMonitor(inv.path, cfg)
+	inv.opts.owner = a.ownerID()
 	ictx, stop := a.interruptible(context.Background())
 	defer stop()
 	ctx := ictx
@@ -111,7 +112,7 @@ func (a *app) runHolding(inv *invocation) int {
 	defer srv.stop()
 
 	t := a.term(inv, s, ictx, ctx, stop)
-	if inv.opts.requeue {
+	if inv.opts.requeue || inv.opts.health.check != nil {
 		t = a.requeue(inv, s, t)
 	}
 	s.Close()
@@ -134,6 +135,7 @@ type termEnd struct {
 	led       bool
 	held      time.Duration
 	signalled bool
+	unhealthy bool // --health-cmd ended it
 }
 
 // term acquires the lock on s within ctx (ictx is its signal watch, ended
@@ -173,16 +175,20 @@ func (a *app) term(inv *invocation, s *zklock.Session, ictx, ctx context.Context
 	a.mon.held(h)
 	a.log.Info("acquired", holdAttrs(inv.path, h)...)
 
-	a.signalled = false
+	a.signalled, a.resigned = false, false
+	resign, stopHealth := a.watchHealth(inv.opts.health.check, h)
+	a.resign = resign
 	var code int
 	if cmd := a.command(inv); cmd == nil {
 		code = a.holdUntilSignal(inv, h)
 	} else {
 		code = a.runChild(inv, cmd, h)
 	}
+	stopHealth()
+	a.resign = nil
 	a.mon.held(nil)
 	a.release(s, h, end)
-	return termEnd{code: code, led: true, held: time.Since(start), signalled: a.signalled}
+	return termEnd{code: code, led: true, held: time.Since(start), signalled: a.signalled, unhealthy: a.resigned}
 }
 
 // holdAttrs are the log attributes of a hold.
@@ -262,6 +268,9 @@ func (a *app) holdUntilSignal(inv *invocation, h *zklock.Hold) int {
 		return a.lost(inv, h, h.Err())
 	case <-h.Revoked(): // nil, never ready, unless --revocable
 		return a.lost(inv, h, errRevocationRequested)
+	case err := <-a.resign: // nil, never ready, without --health-cmd
+		a.resigned = true
+		return a.lost(inv, h, fmt.Errorf("%w: %w", errUnhealthy, err))
 	}
 }
 

@@ -54,6 +54,10 @@ type verb struct {
 	// more example command lines.
 	about, example string
 
+	// defaultPath, if set, gives the path when none is given ("" for
+	// none: missing PATH).
+	defaultPath func(o *verbOpts) string
+
 	// lossDefault, if set, is the verb's loss limit when --loss-limit is
 	// not given; otherwise the library's default applies.
 	lossDefault *time.Duration
@@ -107,6 +111,7 @@ var verbs = []*verb{
 				return err
 			})
 			fs.BoolVar(&o.json, "json", false, "with --observe: one JSON object per line")
+			registerHealthFlags(fs, o)
 		},
 		about: "Campaigns for leadership at PATH (Curator's LeaderSelector protocol: mutex\n" +
 			"nodes ...-lock-) and runs CMD only while leader. With --latch it takes part in\n" +
@@ -135,9 +140,11 @@ var verbs = []*verb{
 			"zklock elect --id \"$(hostname)\" --http 127.0.0.1:9090 jobs -c './run-jobs --all'\n" +
 			"zklock elect --observe jobs --json"},
 	{name: "status", args: "PATH [--json]", summary: "participants in queue order, who holds, their tokens",
-		run: runStatus,
+		also: []string{"--deadlocks [ROOT] [--json]", "the cycles of the wait-for graph over every lock under ROOT (exit 5 if any)"},
+		run:  runStatus, defaultPath: deadlocksRoot,
 		flags: func(fs *flag.FlagSet, o *verbOpts) {
 			fs.BoolVar(&o.json, "json", false, "print one JSON object instead of a table")
+			fs.BoolVar(&o.deadlocks, "deadlocks", false, "name the deadlocks among every lock under PATH (default /locks): exit 5 if any")
 		},
 		about: "Lists the participants of the lock at PATH in queue order (Curator's\n" +
 			"ordering): node, kind, sequence, fencing token (czxid), owning session, whether\n" +
@@ -236,8 +243,10 @@ type app struct {
 	// The statuses of zklock's own outcomes (exit.go).
 	conflictExit, lostExit int
 
-	mon       *monitor // a holding verb's session and hold, for --http (endpoints.go)
-	signalled bool     // a signal was forwarded to CMD or ended a hold in this term
+	mon       *monitor     // a holding verb's session and hold, for --http (endpoints.go)
+	signalled bool         // a signal was forwarded to CMD or ended a hold in this term
+	resign    <-chan error // receives when --health-cmd ends the term (health.go)
+	resigned  bool         // --health-cmd ended this term
 }
 
 func main() {

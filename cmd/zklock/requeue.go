@@ -26,7 +26,7 @@ func requeueDelay(attempt int) time.Duration {
 	return c/2 + requeueBackoff.Delay(attempt, nil)/2
 }
 
-// requeue is elect --requeue after its first term t: while terms are led
+// requeue is elect --requeue (or --health-cmd) after its first term t: while terms are led
 // and not ended by a signal, it waits (requeueDelay; no wait after a term
 // of requeueStable or more) and campaigns again on the same session s,
 // which the library keeps (or, after an expiry, renews) for as long as
@@ -36,11 +36,14 @@ func requeueDelay(attempt int) time.Duration {
 // errors), ends it; zklock exits with the last term's status.
 func (a *app) requeue(inv *invocation, s *zklock.Session, t termEnd) termEnd {
 	attempt := 0
-	for t.led && !t.signalled {
+	for t.led && !t.signalled && (inv.opts.requeue || t.unhealthy) {
 		if t.held >= requeueStable {
 			attempt = 0
 		}
 		wait := requeueDelay(attempt)
+		if hc := inv.opts.health.check; t.unhealthy && hc != nil {
+			wait = max(wait, hc.Interval) // the cool-off
+		}
 		attempt++
 		a.log.Info("term over; campaigning again (--requeue)", "path", inv.path, "status", t.code,
 			"held", t.held.Round(time.Millisecond), "after", wait.Round(time.Millisecond), "session", sessionHex(s.ID()))

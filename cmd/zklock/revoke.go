@@ -103,6 +103,9 @@ func (o *verbOpts) lockOptions() []zklock.Option {
 	if o.revocable {
 		opts = append(opts, zklock.WithRevocable())
 	}
+	if o.owner != "" {
+		opts = append(opts, zklock.WithOwner(o.owner))
+	}
 	return opts
 }
 

@@ -77,6 +77,9 @@ func dataText(b []byte) string {
 // PATH is the caller's (relative to the namespace), and so is the output. Everything is
 // bounded by --timeout (10s if 0); failures exit 1.
 func runStatus(a *app, inv *invocation) int {
+	if inv.opts.deadlocks {
+		return runDeadlocks(a, inv)
+	}
 	var (
 		ps      []zklock.Participant
 		clients map[int64]lockview.Client

@@ -199,6 +199,8 @@ func writeUsage(w io.Writer) {
 	fmt.Fprintf(&b, "  %-28s %s\n", "--http ADDR", "holding verbs: serve /healthz, /leader, /metrics on ADDR (loopback\n"+
 		strings.Repeat(" ", 31)+"unless --insecure-listen; see below)")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--requeue", "elect: campaign again after each term, on the same session, with a backoff")
+	fmt.Fprintf(&b, "  %-28s %s\n", "--health-cmd CMD", "elect: lead only while CMD passes (--health-interval DUR, 10s;\n"+
+		strings.Repeat(" ", 31)+"--health-failures K, 3, in a row resign)")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--latch", "elect: take part as a Curator LeaderLatch (nodes ...-latch-)")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--observe", "elect: print the leader, then each change; take no part (old name --listen)")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--json", "status: print one JSON object; elect --observe: one per line")

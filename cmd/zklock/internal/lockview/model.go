@@ -134,6 +134,8 @@ type Overview struct {
 	// ClientsNote says why client addresses are not shown.
 	Ensemble    []Member `json:"ensemble,omitempty"`
 	ClientsNote string   `json:"clients_note,omitempty"`
+	// Deadlocks are the cycles of the wait-for graph (deadlock.go).
+	Deadlocks []Deadlock `json:"deadlocks,omitempty"`
 }
 
 // Status is the state of the view as a whole, for a page's banner.
@@ -144,6 +146,7 @@ type Status struct {
 	At          time.Time
 	Members     []Member
 	ClientsNote string
+	Deadlocks   []Deadlock // the page's banner (deadlock.go)
 }
 
 // Thousands writes n with a comma every three digits: 98,000.

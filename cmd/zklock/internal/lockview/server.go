@@ -204,7 +204,7 @@ func (s *Server) overviewPage(r *http.Request) page {
 	o := s.v.Overview(p.Filter)
 	sortLocks(o.Locks, p.Sort)
 	p.Locks, p.Status = o.Locks, Status{Connected: o.Connected, Problem: o.Problem, NotShown: o.NotShown, At: o.At, Members: o.Ensemble,
-		ClientsNote: o.ClientsNote}
+		ClientsNote: o.ClientsNote, Deadlocks: o.Deadlocks}
 	for _, l := range o.Locks {
 		p.Held += len(l.Holders)
 		p.Waiting += l.Waiting

@@ -227,6 +227,7 @@ func (v *View) statusLocked() Status {
 		problems = append(problems, fmt.Sprintf("%d directories cannot be listed (%s, ...)", len(failing), failing[0]))
 	}
 	st.Problem = strings.Join(problems, "; ")
+	st.Deadlocks = v.deadlocksLocked()
 	return st
 }
 
@@ -237,7 +238,7 @@ func (v *View) Overview(filter string) Overview {
 	defer v.mu.Unlock()
 	st := v.statusLocked()
 	o := Overview{Root: v.cfg.Root, Namespace: v.s.Namespace(), Connected: st.Connected, Problem: st.Problem, At: st.At, Locks: []Lock{},
-		NotShown: st.NotShown, Ensemble: st.Members, ClientsNote: st.ClientsNote}
+		NotShown: st.NotShown, Ensemble: st.Members, ClientsNote: st.ClientsNote, Deadlocks: st.Deadlocks}
 	for _, ls := range v.locks {
 		if ls.gone.IsZero() && strings.Contains(ls.lock.Path, filter) {
 			l := ls.lock
