@@ -34,7 +34,7 @@ type monitor struct {
 	state       zklock.State
 	suspendedAt time.Time // when the current suspension began
 	hold        *zklock.Hold
-	health      healthState   // elect --health-cmd (health.go)
+	health      healthState // elect --health-cmd (health.go)
 }
 
 func newMonitor(path string, cfg *config) *monitor {
