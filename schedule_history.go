@@ -28,6 +28,10 @@ type TickClaim struct {
 	Missed   int           // ticks before this one, since the previous claim, that did not run
 	Every    time.Duration // the claiming leader's period and offset
 	Offset   time.Duration
+	// Czxid is the claim node's czxid. Claims in czxid order have
+	// non-decreasing tokens: a leader claims only while its node exists,
+	// and its successor's token is greater.
+	Czxid int64
 }
 
 // A TickHistory is what ScheduleHistory reads of a schedule.
@@ -99,7 +103,7 @@ func ScheduleHistory(ctx context.Context, s *Session, path string) (*TickHistory
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			node := childPath(dir, tickName(t))
-			data, _, err := s.read(ctx, node)
+			data, stat, err := s.read(ctx, node)
 			c := TickClaim{Tick: t, Node: s.callerPath(node)}
 			switch {
 			case errors.Is(err, zk.ErrNoNode):
@@ -110,6 +114,7 @@ func ScheduleHistory(ctx context.Context, s *Session, path string) (*TickHistory
 				mu.Unlock()
 			default:
 				fillClaim(&c, data)
+				c.Czxid = stat.Czxid
 			}
 			out.Claims[i] = c
 		})

@@ -95,8 +95,16 @@ func (z *zkTicks) claim(ctx context.Context, p tickPlan, start time.Time) (Tick,
 	}
 	t := Tick{Time: p.Tick, Token: z.h.Token(), Node: s.callerPath(name), Late: p.Late, Missed: p.Missed, Hold: z.h, rec: rec}
 	t.sent = time.Now()
+	ops := []any{z.h.Guard(), &zk.CreateRequest{Path: name, Data: data, Acl: z.sc.cfg.acl, Flags: 0}}
+	if negUnchecked { // test-only (negative_off.go)
+		ops = ops[1:]
+	}
 	results, err := call(ctx, func() ([]zk.MultiResponse, error) {
-		return s.conn.Multi(z.h.Guard(), &zk.CreateRequest{Path: name, Data: data, Acl: z.sc.cfg.acl, Flags: 0})
+		rs, err := s.conn.Multi(ops...)
+		if negUnchecked && len(rs) == 1 {
+			rs = append([]zk.MultiResponse{{}}, rs...)
+		}
+		return rs, err
 	}, nil)
 	if err == nil {
 		return t, nil
