@@ -350,3 +350,44 @@ func TestIntegration_ScheduleBadInput(t *testing.T) {
 	require.Equal(t, zklock.OutcomeAbandoned, h.Claims[1].Outcome)
 	require.Equal(t, time.Second, h.Every)
 }
+
+// TestIntegration_ScheduleHistoryBounded: the leader keeps the newest
+// claims only (WithHistory), and Finish of a deposed leader's tick writes
+// nothing.
+func TestIntegration_ScheduleHistoryBounded(t *testing.T) {
+	c := zktest.Start(t)
+	s := connect(t, c, zklock.WithLossLimit(0))
+	log := newTickLog()
+	sc := newSchedule(t, s, "/sched/bounded", "a", zklock.WithHistory(2))
+	stop := runSchedule(t, sc, log.job("a"))
+	var last tickRun
+	for range 4 {
+		select {
+		case last = <-log.ran:
+		case <-time.After(20 * time.Second):
+			t.Fatal("ticks stopped")
+		}
+	}
+	require.NoError(t, stop())
+	names := children(t, s.Conn(), "/sched/bounded/ticks")
+	require.LessOrEqual(t, len(names), 3, "at most the history and the claim made since: %v", names)
+	require.Contains(t, names, strconv.FormatInt(last.tick.UnixMilli(), 10))
+
+	// A claim, then the term ends before the outcome is written: Finish
+	// is refused, and the claim stays without an outcome (abandoned).
+	e := sc.Election()
+	h, err := e.Campaign(ctxTimeout(t, 10*time.Second))
+	require.NoError(t, err)
+	tick, err := sc.Claim(ctxTimeout(t, 10*time.Second), h, sc.Next(time.Now()))
+	require.NoError(t, err)
+	_, err = sc.Claim(ctxTimeout(t, 10*time.Second), h, tick.Time)
+	require.ErrorIs(t, err, zklock.ErrLocked, "a tick is claimed once")
+	require.NoError(t, h.Release())
+	require.ErrorIs(t, sc.Finish(ctxTimeout(t, 10*time.Second), tick, nil), zklock.ErrLost)
+	hist, err := zklock.ScheduleHistory(ctxTimeout(t, 10*time.Second), s, "/sched/bounded")
+	require.NoError(t, err)
+	newest := hist.Claims[len(hist.Claims)-1]
+	require.Equal(t, tick.Time, newest.Tick)
+	require.Equal(t, zklock.OutcomeAbandoned, newest.Outcome)
+	require.Equal(t, h.Token(), newest.Token)
+}
