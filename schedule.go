@@ -32,6 +32,11 @@ import (
 // claims (WithHistory) and deletes older ones; ScheduleHistory reads them.
 // The claim format is in docs/protocol.md#scheduled-ticks.
 //
+// Ticks follow each leader's wall clock, so participants should keep their
+// clocks in sync (NTP): a leader whose clock runs ahead claims ticks early,
+// and its successor waits for the ticks after them; no tick runs twice
+// either way, since a tick's claim is its node.
+//
 // As with LeaderElection, the session should use WithLossLimit(0). A
 // Schedule is safe for concurrent use; Run runs once at a time.
 type Schedule struct {

@@ -96,7 +96,12 @@ func runTicks(ctx context.Context, st tickStore, every time.Duration, cfg schedu
 		} else {
 			jobErr = runJob(ctx, job, t)
 		}
-		if err := st.finish(context.WithoutCancel(ctx), t, time.Now(), jobErr); err != nil {
+		// The outcome is written even if the term just ended (the check
+		// decides), within a bound: the job may have ended with the term.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.fresh())
+		err = st.finish(fctx, t, time.Now(), jobErr)
+		cancel()
+		if err != nil {
 			log.Warn("zklock: schedule: outcome not recorded", "node", t.Node, "err", err)
 			if errors.Is(err, ErrLost) {
 				return err

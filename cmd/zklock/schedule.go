@@ -142,6 +142,7 @@ func (a *app) runSchedule(inv *invocation) int {
 		for {
 			select {
 			case sig := <-orig:
+				cancel(&interrupted{sig}) // no tick starts from here on
 				if ticking.Load() {
 					select {
 					case relay <- sig:
@@ -150,7 +151,6 @@ func (a *app) runSchedule(inv *invocation) int {
 				} else {
 					a.log.Info("signal between ticks: stopping", "signal", signalName(sig), "path", inv.path)
 				}
-				cancel(&interrupted{sig})
 			case <-quit:
 				return
 			}
