@@ -20,4 +20,8 @@ const (
 	// acquisition queued ahead of ours as on anyone's.
 	negNoSync  = false
 	negWaitOwn = false
+	// negUnchecked (N9, with negNoNodeWatch): a schedule claims its ticks
+	// without the check of the leader's node (schedule_zk.go), so a leader
+	// whose node was deleted, and who did not notice, claims.
+	negUnchecked = false
 )

@@ -155,6 +155,8 @@ func Scenarios(mode Mode) []*Scenario {
 	s26.Nemesis = Together(KillLeader(d(0, 8*s, 10*s), 3*s), Intruder(200*time.Millisecond))
 	out = append(out, s26)
 
+	out = append(out, ScheduleScenario(d(0, 40*s, 120*s), T))
+
 	s8 := base("S8", "dropped create replies", 1, d(0, 10*s, 60*s))
 	s8.Proxies = true
 	s8.Nemesis = DropCreates(d(0, 500*time.Millisecond, 500*time.Millisecond))
@@ -215,7 +217,8 @@ func Negatives() []*Scenario {
 	n7.Duration = 45 * s
 	n8 := &Scenario{Name: "S25", Negative: "N8", Title: "ensemble rebuilt from empty, fenced by era", Servers: 1, Locks: 1,
 		Session: T, Postgres: true, Duration: 20 * s, InProcess: EnsembleRebuilt}
-	return []*Scenario{n1, n2, n3, n4, n5, n6, n7, n8}
+	n9 := ScheduleNegative(45*s, T)
+	return []*Scenario{n1, n2, n3, n4, n5, n6, n7, n8, n9}
 }
 
 // lagNemesis is S23's: a worker's create reply dropped and its client sent

@@ -75,15 +75,17 @@ type FinalState struct {
 	Ephemerals map[string][]string `json:"ephemerals,omitempty"`
 	// Registers: lock path -> the final read of its ZooKeeper register.
 	Registers map[string]RegisterRead `json:"registers,omitempty"`
-	Errors    []string                `json:"errors,omitempty"`
+	// Claims: the schedule's claim nodes (the schedule recipe, schedule.go).
+	Claims []ClaimRead `json:"claims,omitempty"`
+	Errors []string    `json:"errors,omitempty"`
 }
 
 // ContractNoLeak names the worker's goroutine-leak check in a contract event
 // (judged by C5).
 const ContractNoLeak = "no-goroutine-leak"
 
-// Checkers lists C1..C7 in order.
-var Checkers = []string{"C1", "C2", "C3", "C4", "C5", "C6", "C7"}
+// Checkers lists C1..C8 in order (C8: the schedule's ticks, schedule.go).
+var Checkers = []string{"C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8"}
 
 // CheckAll runs every checker.
 func CheckAll(h *History, final *FinalState, cfg CheckConfig) []Violation {
@@ -100,6 +102,7 @@ func CheckAll(h *History, final *FinalState, cfg CheckConfig) []Violation {
 	v = append(v, CheckLossTiming(h)...)
 	v = append(v, CheckResumeTiming(h, cfg)...)
 	v = append(v, CheckContracts(h)...)
+	v = append(v, CheckTicks(h, final)...)
 	return v
 }
 

@@ -9,7 +9,8 @@
 //     Session, contending for -locks locks with the -recipe (mutex,
 //     semmutex, rw; multi: a MultiLock over 2-3 of the mutexes, each
 //     member logged as its own acquisition; leader: a LeaderElection
-//     campaign, a term being a hold). Every step is a JSONL event
+//     campaign, a term being a hold; schedule: every client takes part in
+//     one 1 s zklock.Schedule and logs tick-start and tick-end, S27). Every step is a JSONL event
 //     (invoke, ok, fail, loss, release, write, zkinvoke, zkwrite, stat,
 //     state) with the holder's session id, node and token, stamped with
 //     CLOCK_MONOTONIC (Mono), which is one clock for the whole machine, so
@@ -46,7 +47,7 @@
 //     client, bursts of SIGSTOP/SIGCONT that throttle a holder
 //     (throttle.go), and, in process, a container parent reaped and
 //     re-created.
-//   - Checkers C1-C7, exact and run on every scenario: exclusion (C1);
+//   - Checkers C1-C8, exact and run on every scenario: exclusion (C1);
 //     fencing (C2: token order in the register's log and in the ZooKeeper
 //     register's mzxid order, the register's final set against the
 //     acknowledged writes, and porcupine's linearizability check of the
@@ -56,7 +57,9 @@
 //     clean state (C5: children, dump's ephemerals, wchs's watches, the
 //     workers' goleak); loss-signal timing (C6: a blackholed holder before
 //     the next holder acquires, a paused holder within 1 s of SIGCONT); API
-//     contracts (C7). Each has unit tests on hand-made histories it must
+//     contracts (C7); scheduled ticks (C8, schedule.go: no tick started
+//     twice, no deposed leader's job or claim after a newer leader's). Each
+//     has unit tests on hand-made histories it must
 //     reject and accept (checkers_test.go, fencing_test.go,
 //     pgcheck_test.go), and C3 a negative test against a wiped data
 //     directory (wipe.go).
@@ -99,7 +102,9 @@
 // deletion by another client goes unnoticed: root hold.go and nodewatch.go; S17 must
 // catch it) and N6 (no sync before the search for an ambiguous create's
 // node, and our own node ahead of ours waited on: root find.go and
-// rules.go; S23 must catch it) and N7 (workers write to PostgreSQL without fence.Check;
+// rules.go; S23 must catch it), N9 (a schedule's claims without the
+// check of the leader's node, with N5's hook: root schedule_zk.go; S27's
+// C8 must catch it) and N7 (workers write to PostgreSQL without fence.Check;
 // S24's C2 must catch it from the database's rows). Without the tag those
 // hooks are false constants.
 package reliability

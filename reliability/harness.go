@@ -252,7 +252,14 @@ var seqRe = regexp.MustCompile(`\d{10}$`)
 // Holder returns the worker holding a random lock right now (the data of the
 // lowest node), its node and its session, or ok=false.
 func (e *Env) Holder() (worker, node string, sid int64, ok bool) {
-	p := LockPath(e.Root, rand.IntN(e.Sc.Locks))
+	if e.Sc.Recipe == "schedule" { // the schedule's leader (schedule.go)
+		return e.holderAt(SchedulePath(e.Root) + "/leader")
+	}
+	return e.holderAt(LockPath(e.Root, rand.IntN(e.Sc.Locks)))
+}
+
+// holderAt is Holder for the lock at p.
+func (e *Env) holderAt(p string) (worker, node string, sid int64, ok bool) {
 	if e.Sc.Recipe == "semmutex" {
 		p += "/leases" // whoever has a lease node holds
 	}
@@ -323,6 +330,9 @@ func (e *Env) finalState() *FinalState {
 		if len(children) > 0 {
 			f.Children[p] = children
 		}
+	}
+	if e.Sc.Recipe == "schedule" {
+		f.readClaims(e.Conn, e.Root)
 	}
 	for i := range e.C.Size() {
 		server := strconv.Itoa(i)

@@ -96,6 +96,8 @@ type Result struct {
 	// holds, for each example, where to look at it in that timeline.
 	Timeline string   `json:"timeline,omitempty"`
 	See      []string `json:"see,omitempty"`
+	// Ticks accounts for a schedule's ticks (the schedule recipe, S27).
+	Ticks *Ticks `json:"ticks,omitempty"`
 }
 
 // CheckConfigFor returns the checker bounds for a scenario.
@@ -222,6 +224,11 @@ func Run(t testing.TB, sc *Scenario) Result {
 	vs := CheckAll(h, final, CheckConfigFor(sc))
 	res.Violations, res.Total, res.StoreLosses, res.Examples = Tally(vs)
 	res.Acquisitions = h.Acquisitions()
+	if sc.Recipe == "schedule" {
+		if res.Ticks = TickReport(h, final); res.Ticks != nil {
+			res.Acquisitions = res.Ticks.Ran
+		}
+	}
 	res.Database = DatabaseOutcomes(h)
 	res.Faults = e.Faults()
 	for _, ev := range h.Events {
@@ -323,7 +330,7 @@ func (e *Env) startWorker(name string, p *zktest.Proxy) (*Proc, error) {
 	switch sc.Negative {
 	case "N1", "N3", "N7":
 		args = append(args, "-negative", sc.Negative)
-	case "N2", "N4", "N5", "N6":
+	case "N2", "N4", "N5", "N6", "N9":
 		env = append(env, "ZKLOCK_NEGATIVE="+sc.Negative)
 	}
 	w, err := startProc(name, e.bins.Worker, wlog, env, args...)
@@ -338,7 +345,7 @@ func (e *Env) startWorker(name string, p *zktest.Proxy) (*Proc, error) {
 // FormatTable renders results as a fixed-width table.
 func FormatTable(rs []Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-4s %-44s %6s %6s %6s %5s  %-27s %9s %9s %5s\n", "scen", "title", "acqs", "faults", "losses", "viol", "C1 C2 C3 C4 C5 C6 C7", "p99acqms", "maxrecms", "secs")
+	fmt.Fprintf(&b, "%-4s %-44s %6s %6s %6s %5s  %-31s %9s %9s %5s\n", "scen", "title", "acqs", "faults", "losses", "viol", "C1 C2 C3 C4 C5 C6 C7 C8", "p99acqms", "maxrecms", "secs")
 	for _, r := range rs {
 		var vs []string
 		for _, c := range Checkers {
@@ -351,7 +358,7 @@ func FormatTable(rs []Result) string {
 		if len(title) > 44 {
 			title = title[:44]
 		}
-		fmt.Fprintf(&b, "%-4s %-44s %6d %6d %6d %5d  %-27s %9.1f %9.1f %5.0f\n", r.Name, title, r.Acquisitions, r.Faults, r.Losses, r.Total,
+		fmt.Fprintf(&b, "%-4s %-44s %6d %6d %6d %5d  %-31s %9.1f %9.1f %5.0f\n", r.Name, title, r.Acquisitions, r.Faults, r.Losses, r.Total,
 			strings.Join(vs, " "), r.P99AcquireMs, r.MaxRecovery, r.Seconds)
 	}
 	return b.String()

@@ -444,8 +444,8 @@ func SoakTable(recs []SoakRecord) string {
 		return naturalLess(names[i], names[j])
 	})
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-6s %-40s %4s %7s %9s %9s %6s %6s %5s %4s  %-27s %8s %8s\n", "scen", "title", "runs", "secs", "acqs", "exposed", "faults", "losses", "viol", "errs",
-		"C1 C2 C3 C4 C5 C6 C7", "p99ms", "maxrecms")
+	fmt.Fprintf(&b, "%-6s %-40s %4s %7s %9s %9s %6s %6s %5s %4s  %-31s %8s %8s\n", "scen", "title", "runs", "secs", "acqs", "exposed", "faults", "losses", "viol", "errs",
+		"C1 C2 C3 C4 C5 C6 C7 C8", "p99ms", "maxrecms")
 	for _, n := range names {
 		w := rows[n]
 		var vs []string
@@ -456,7 +456,7 @@ func SoakTable(recs []SoakRecord) string {
 		if len(title) > 40 {
 			title = title[:40]
 		}
-		fmt.Fprintf(&b, "%-6s %-40s %4d %7.0f %9d %9d %6d %6d %5d %4d  %-27s %8.1f %8.1f\n", w.name, title, w.runs, w.secs, w.acq, w.exposed, w.faults, w.losses, w.vt, w.errs,
+		fmt.Fprintf(&b, "%-6s %-40s %4d %7.0f %9d %9d %6d %6d %5d %4d  %-31s %8.1f %8.1f\n", w.name, title, w.runs, w.secs, w.acq, w.exposed, w.faults, w.losses, w.vt, w.errs,
 			strings.Join(vs, " "), w.p99, w.maxrec)
 	}
 	t := Totals(recs)

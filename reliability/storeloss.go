@@ -74,7 +74,7 @@ func lostWrites(evs []Event) (map[writeKey]bool, []Violation) {
 	return lost, out
 }
 
-// PerChecker renders violations per checker, C1..C7 in order and then any
+// PerChecker renders violations per checker, C1..C8 in order and then any
 // other checker's, as "C1=2 C3=1" ("" if there are none).
 func PerChecker(v map[string]int) string {
 	var cs []string

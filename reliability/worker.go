@@ -27,7 +27,7 @@ type WorkerConfig struct {
 	ZKRegister     string        // ZooKeeper register nodes are ZKRegister/lock-<i> ("" = none)
 	Register       string        // address of the fenced register ("" = none)
 	PG             string        // DSN of the PostgreSQL register's database ("" = none; see PGWrite)
-	Recipe         string        // "mutex", "semmutex", "rw", "multi" (S12) or "leader" (S13)
+	Recipe         string        // "mutex", "semmutex", "rw", "multi" (S12), "leader" (S13) or "schedule" (S27)
 	Writers        float64       // rw: the share of write acquisitions
 	SessionTimeout time.Duration // asked of the server
 	HoldMin        time.Duration
@@ -59,9 +59,9 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, log *Log) error {
 		return fmt.Errorf("worker: negative control %s needs -tags zklock_negative", cfg.Negative)
 	}
 	switch cfg.Recipe {
-	case "mutex", "semmutex", "rw", "multi", "leader":
+	case "mutex", "semmutex", "rw", "multi", "leader", "schedule":
 	default:
-		return fmt.Errorf("worker: unknown recipe %q (mutex, semmutex, rw, multi, leader)", cfg.Recipe)
+		return fmt.Errorf("worker: unknown recipe %q (mutex, semmutex, rw, multi, leader, schedule)", cfg.Recipe)
 	}
 	before := goleak.IgnoreCurrent()
 	var db *sql.DB // one pool for the process's clients
@@ -115,7 +115,7 @@ func runClient(ctx context.Context, cfg WorkerConfig, session int, log *Log, db 
 		// connection-state policy, unsafe without fencing).
 		opts = append(opts, zklock.WithLossLimit(-1))
 	}
-	if cfg.Recipe == "leader" {
+	if cfg.Recipe == "leader" || cfg.Recipe == "schedule" {
 		// The leader docs: a term ends at the first disconnection, so a
 		// forced expiry cannot leave two leaders believing they lead.
 		opts = append(opts, zklock.WithLossLimit(0))
@@ -137,6 +137,9 @@ func runClient(ctx context.Context, cfg WorkerConfig, session int, log *Log, db 
 		return err
 	}
 	defer sess.Close()
+	if cfg.Recipe == "schedule" { // schedule.go
+		return runScheduleClient(ctx, cfg, session, log, sess)
+	}
 	// One register connection per client: a RegisterClient serves one
 	// goroutine.
 	regs := make([]*RegisterClient, len(clients))

@@ -4,7 +4,7 @@
 # bookworm's 3.8.0), which its first line names.
 #   scripts/reliability.sh short     make reliability: every scenario at short durations (<= 10 min)
 #   scripts/reliability.sh soak      make soak: the plan's durations
-#   scripts/reliability.sh negative  make reliability-negative: the broken variants N1-N8
+#   scripts/reliability.sh negative  make reliability-negative: the broken variants N1-N9
 #   scripts/reliability.sh containers       make reliability-containers: S18-S20 on an ensemble in
 #                                           containers (reliability/containers), then N3 under S18
 #   scripts/reliability.sh containers-soak  the same at the plan's durations (run by the soak)

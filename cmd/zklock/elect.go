@@ -96,6 +96,12 @@ func runElect(a *app, inv *invocation) int {
 	if err := checkElect(inv); err != nil {
 		return a.fail(err)
 	}
+	if err := checkSchedule(inv); err != nil {
+		return a.fail(err)
+	}
+	if inv.opts.sched.every > 0 {
+		return a.runSchedule(inv)
+	}
 	if inv.opts.listenAlias {
 		a.log.Warn("elect --listen is deprecated: use elect --observe (same meaning)", "path", inv.path)
 	}

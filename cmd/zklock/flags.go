@@ -37,6 +37,8 @@ type verbOpts struct {
 	aclText   string   // --acl as given
 
 	fence fenceOpts // fence (fence.go)
+
+	sched scheduleOpts // elect --every (schedule.go)
 }
 
 // invocation is a parsed command line.

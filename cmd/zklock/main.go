@@ -96,7 +96,7 @@ var verbs = []*verb{
 			"kazoo stores max_leases; Curator ignores it): a participant with another N is\n" +
 			"refused (exit 2) instead of admitting itself.\n" + lossHelpDefault,
 		example: "zklock semaphore crawlers --leases 4 -- ./crawl"},
-	{name: "elect", args: "PATH [--id ID] [--requeue] [--latch] [--] [CMD [ARG...]]",
+	{name: "elect", args: "PATH [--id ID] [--requeue] [--latch] [--every DUR] [--] [CMD [ARG...]]",
 		summary: "run CMD only while leader (Curator LeaderSelector; --latch: LeaderLatch)",
 		also:    []string{"--observe PATH [--json]", "print each change of leader, without taking part"},
 		holds:   true, run: runElect, lossDefault: &electLossLimit,
@@ -112,6 +112,7 @@ var verbs = []*verb{
 			})
 			fs.BoolVar(&o.json, "json", false, "with --observe: one JSON object per line")
 			registerHealthFlags(fs, o)
+			registerScheduleFlags(fs, o)
 		},
 		about: "Campaigns for leadership at PATH (Curator's LeaderSelector protocol: mutex\n" +
 			"nodes ...-lock-) and runs CMD only while leader. With --latch it takes part in\n" +
@@ -134,11 +135,23 @@ var verbs = []*verb{
 			"\"no leader\"; with --json one object per line), until SIGINT, SIGTERM,\n" +
 			"SIGHUP or SIGQUIT, or until --timeout, and exits 0. A leader that led only briefly may\n" +
 			"be skipped; leaders are printed in the order they led. It follows either\n" +
-			"protocol (--latch or not), creates nothing, and takes no CMD.",
+			"protocol (--latch or not), creates nothing, and takes no CMD.\n" +
+			"\n" +
+			"With --every DUR it runs CMD once per tick, on the leader only: ticks are\n" +
+			"aligned to the wall clock in UTC (every 5m: :00, :05, ...; --offset moves\n" +
+			"them), the election is at PATH/leader, and before each tick the leader claims\n" +
+			"it in ZooKeeper (PATH/ticks/<unix-ms>, checked against its own node in one\n" +
+			"multi), so a tick runs at most once across failovers, restarts and paused\n" +
+			"leaders. CMD gets ZKLOCK_TICK (RFC 3339), ZKLOCK_TICK_MS and the leader's\n" +
+			"ZKLOCK_FENCING_TOKEN; its exit status is recorded in the claim, and status\n" +
+			"PATH shows the last runs and the next tick. --missed says what happens to a\n" +
+			"tick missed while no one led (run-latest, the default, or skip). It campaigns\n" +
+			"again after each term; a signal ends it (forwarded to a running CMD first).",
 		example: "zklock elect --id \"$(hostname)\" --requeue jobs -- ./run-jobs\n" +
 			"zklock elect --latch --id \"$(hostname)\" jobs -- ./run-jobs\n" +
 			"zklock elect --id \"$(hostname)\" --http 127.0.0.1:9090 jobs -c './run-jobs --all'\n" +
-			"zklock elect --observe jobs --json"},
+			"zklock elect --observe jobs --json\n" +
+			"zklock elect --every 5m --offset 30s --id \"$(hostname)\" reports -- ./report.sh"},
 	{name: "status", args: "PATH [--json]", summary: "participants in queue order, who holds, their tokens",
 		also: []string{"--deadlocks [ROOT] [--json]", "the cycles of the wait-for graph over every lock under ROOT (exit 5 if any)"},
 		run:  runStatus, defaultPath: deadlocksRoot,

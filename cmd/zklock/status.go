@@ -22,6 +22,7 @@ type statusJSON struct {
 	Namespace    string            `json:"namespace,omitempty"` // --namespace; path and nodes are relative to it
 	Participants []participantJSON `json:"participants"`
 	ClientsNote  string            `json:"clients_note,omitempty"` // why client addresses are not shown
+	Schedule     *scheduleJSON     `json:"schedule,omitempty"`     // a schedule's runs (status_schedule.go)
 }
 
 type participantJSON struct {
@@ -84,11 +85,15 @@ func runStatus(a *app, inv *invocation) int {
 		ps      []zklock.Participant
 		clients map[int64]lockview.Client
 		note    string
+		sched   *scheduleJSON
 	)
 	connected, err := a.oneShot(inv, func(ctx context.Context, s *zklock.Session) error {
 		var err error
 		if ps, err = zklock.Participants(ctx, s, inv.path); err == nil && len(ps) > 0 {
 			clients, note = lockview.Clients(ctx, inv.cfg.servers, inv.cfg.tls)
+		}
+		if err == nil {
+			sched, err = scheduleStatus(ctx, s, inv.path)
 		}
 		return err
 	})
@@ -101,6 +106,7 @@ func runStatus(a *app, inv *invocation) int {
 	}
 	st := newStatus(inv.path, ps)
 	st.Namespace, st.ClientsNote = inv.cfg.namespace, note
+	st.Schedule = sched
 	for i, p := range ps {
 		if c, ok := clients[p.Session]; ok {
 			st.Participants[i].Client = &c
@@ -110,6 +116,9 @@ func runStatus(a *app, inv *invocation) int {
 		err = writeStatusJSON(a.stdout, st)
 	} else {
 		err = writeStatusTable(a.stdout, st)
+		if err == nil {
+			err = writeScheduleTable(a.stdout, st.Schedule)
+		}
 	}
 	if err != nil {
 		a.errorf("write stdout: %v", err)

@@ -202,6 +202,8 @@ func writeUsage(w io.Writer) {
 	fmt.Fprintf(&b, "  %-28s %s\n", "--health-cmd CMD", "elect: lead only while CMD passes (--health-interval DUR, 10s;\n"+
 		strings.Repeat(" ", 31)+"--health-failures K, 3, in a row resign)")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--latch", "elect: take part as a Curator LeaderLatch (nodes ...-latch-)")
+	fmt.Fprintf(&b, "  %-28s %s\n", "--every DUR, --offset DUR", "elect: run CMD once per tick of the wall clock, on the leader only,\n"+
+		strings.Repeat(" ", 31)+"each tick claimed once (CMD gets ZKLOCK_TICK); --missed run-latest|skip")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--observe", "elect: print the leader, then each change; take no part (old name --listen)")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--json", "status: print one JSON object; elect --observe: one per line")
 	fmt.Fprintf(&b, "  %-28s %s\n", "--root PATH", "ui, ls: show the locks under PATH (default /locks)")

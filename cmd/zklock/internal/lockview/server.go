@@ -185,6 +185,7 @@ type page struct {
 	Locks          []Lock
 	Held, Waiting  int
 	Lock           Lock
+	Schedule       *Schedule // the lock page of a schedule's election (schedule.go)
 	Node           Node
 	Message, Token string
 	Next           string // the login form's page to go to
@@ -242,6 +243,9 @@ func (s *Server) lockPage(p string) (page, bool) {
 	l, st, ok := s.v.Lock(p)
 	pg := s.base(p)
 	pg.Lock, pg.Status = l, st
+	if ok {
+		pg.Schedule = s.v.Schedule(p)
+	}
 	pg.Events = "/events?" + url.Values{"lock": {p}}.Encode()
 	return pg, ok
 }
