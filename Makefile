@@ -2,7 +2,7 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all deps test unittest vet demo zk-start zk-stop zk-version zk-image bench bench-full bench-ab reliability reliability-negative reliability-containers soak fmt release
+.PHONY: all deps test unittest vet demo zk-start zk-stop zk-version zk-image bench bench-full bench-ab reliability reliability-negative reliability-containers soak fmt release dist
 
 all: test
 
@@ -100,6 +100,11 @@ soak: deps zk-image
 
 fmt:
 	gofmt -w .
+
+## dist: static binaries of cmd/zklock for linux and darwin, amd64 and arm64, into dist/
+## with SHA256SUMS, stamped with VERSION (default: git describe --tags --always)
+dist:
+	@VERSION=$(VERSION) scripts/dist.sh >/dev/null
 
 ## release: check the tree for the release of CHANGELOG.md's version and print the tags to push
 release:
