@@ -2,7 +2,9 @@
 # Build the release binaries of cmd/zklock into dist/: static (CGO_ENABLED=0,
 # -trimpath) for linux and darwin on amd64 and arm64, each stamped with the
 # version and commit (zklock --version prints them), and dist/SHA256SUMS
-# (check with: cd dist && sha256sum -c SHA256SUMS).
+# (check with: cd dist && sha256sum -c SHA256SUMS), with the manual page
+# zklock.1 and the completion scripts zklock.bash, _zklock (zsh) and
+# zklock.fish when one of the binaries runs here.
 #
 #   scripts/dist.sh                  version from git describe --tags --always
 #   VERSION=v0.3.0 scripts/dist.sh   that version (make dist VERSION=v0.3.0)
@@ -37,6 +39,15 @@ for p in $platforms; do
 		die "go build for $p failed"
 	echo "$out"
 done
-(cd dist && sha256sum zklock-* >SHA256SUMS)
+# The manual page and the completion scripts, from this machine's binary.
+host=dist/zklock-$("$GO" env GOHOSTOS)-$("$GO" env GOHOSTARCH)
+if [ -x "$host" ]; then
+	"$host" man >dist/zklock.1
+	"$host" completion bash >dist/zklock.bash
+	"$host" completion zsh >dist/_zklock
+	"$host" completion fish >dist/zklock.fish
+	printf '%s\n' dist/zklock.1 dist/zklock.bash dist/_zklock dist/zklock.fish
+fi
+(cd dist && sha256sum zklock-* zklock.* _zklock 2>/dev/null >SHA256SUMS || sha256sum zklock-* >SHA256SUMS)
 echo dist/SHA256SUMS
 echo "dist: zklock $version (${commit:0:12}) for $platforms" >&2

@@ -158,6 +158,10 @@ var verbs = []*verb{
 	uiVerb, lsVerb, fenceVerb,
 }
 
+// completion and man are generated from this table (completion.go,
+// man.go), so they join it at init rather than in its initializer.
+func init() { verbs = append(verbs, completionVerb, manVerb) }
+
 // lossHelpDefault is the loss-limit paragraph of the verbs that keep the
 // library's default.
 const lossHelpDefault = "--loss-limit defaults to the library's: 2/3 of the negotiated session timeout, so\n" +
