@@ -2,7 +2,7 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all deps test unittest vet demo zk-start zk-stop zk-version zk-image bench bench-full bench-ab reliability reliability-negative reliability-containers soak fmt release dist
+.PHONY: all deps test unittest vet demo zk-start zk-stop zk-version zk-image bench bench-full bench-ab reliability reliability-negative reliability-containers soak fmt release dist image deploy-test
 
 all: test
 
@@ -15,7 +15,7 @@ deps:
 ## zktest again on bookworm's 3.8.0 (the library, the CLI and the harness on the older
 ## supported server; the rest of the tree adds little there and would push make test past
 ## 15 minutes), contrib/prometheus and contrib/otel, then the containers backend's tests (its own module)
-## on the local Docker engine (they skip, saying why, without one), then the release check
+## on the local Docker engine (they skip, saying why, without one), then make deploy-test, then the release check
 ## (internal/release: every published module fetched with go get from a module proxy built
 ## from this tree, offline)
 test: deps vet
@@ -27,6 +27,7 @@ test: deps vet
 	cd contrib/otel && $(GO) test -race -count=1 ./...
 	@scripts/zk-image.sh --if-engine >/dev/null
 	cd zktest/containers && $(GO) test -race -count=1 -timeout 10m .
+	@$(MAKE) --no-print-directory deploy-test
 	cd internal/release && $(GO) test -count=1 .
 
 ## unittest: the tests that need no ZooKeeper
@@ -47,6 +48,8 @@ vet:
 	@cd reliability/containers && $(GO) mod tidy -diff || { echo "reliability/containers: go.mod/go.sum not tidy: run go mod tidy there"; exit 1; }
 	cd internal/release && $(GO) vet ./...
 	@cd internal/release && $(GO) mod tidy -diff || { echo "internal/release: go.mod/go.sum not tidy: run go mod tidy there"; exit 1; }
+	cd internal/deploytest && $(GO) vet ./...
+	@cd internal/deploytest && $(GO) mod tidy -diff || { echo "internal/deploytest: go.mod/go.sum not tidy: run go mod tidy there"; exit 1; }
 
 ## demo: leader-only job runners against a local ZooKeeper it starts itself
 demo: deps
@@ -105,6 +108,18 @@ fmt:
 ## with SHA256SUMS, stamped with VERSION (default: git describe --tags --always)
 dist:
 	@VERSION=$(VERSION) scripts/dist.sh >/dev/null
+
+## image: the container image zklock/zklock:VERSION and :latest (examples/deploy/Dockerfile)
+## from dist's linux/amd64 binary, on a Debian base built from Debian packages (no registry)
+image: dist
+	@scripts/image.sh >/dev/null
+
+## deploy-test: make dist, then internal/deploytest: the dist files, and the image built and run
+## as three zklock elect containers against ZooKeeper in a container (docker stop and kill of the
+## leader, /leader and the HEALTHCHECK watched from the host; skips without a Docker engine; < 4 min)
+deploy-test: dist
+	@scripts/zk-image.sh --if-engine 3.9 >/dev/null
+	cd internal/deploytest && VERSION=$(VERSION) $(GO) test -race -count=1 -v -timeout 8m .
 
 ## release: check the tree for the release of CHANGELOG.md's version and print the tags to push
 release:
