@@ -181,7 +181,9 @@ func (d *deployment) handover(ctx context.Context, leader *member, end func(cont
 	began := time.Now()
 	go func() { ended <- end(ctx, leader.name) }()
 	deadline := began.Add(within + 10*time.Second)
-	for {
+	poll := time.NewTicker(2 * time.Millisecond)
+	defer poll.Stop()
+	for ; ; <-poll.C {
 		now := time.Now()
 		if now.After(deadline) {
 			t.Fatalf("no leader %v after ending %s", now.Sub(began), leader.name)
@@ -211,7 +213,6 @@ func (d *deployment) handover(ctx context.Context, leader *member, end func(cont
 			took, gap = at.Sub(began), at.Sub(lastLed)
 			break
 		}
-		time.Sleep(2 * time.Millisecond)
 	}
 	require.NoError(t, <-ended, "ending %s", leader.name)
 	leader.down()
@@ -316,10 +317,15 @@ func TestIntegration_Deployed(t *testing.T) {
 	// docker inspect: the leader is healthy (HEALTHCHECK every 5s).
 	healthy := func(m *member) {
 		var last string
-		require.Eventually(t, func() bool {
-			last, _ = docker(ctx, "inspect", "--format", "{{.State.Health.Status}}", m.name)
-			return last == "healthy"
-		}, 30*time.Second, 250*time.Millisecond, "docker inspect: %s's health (last %q)", m.name, last)
+		var err error
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); <-tick.C {
+			if last, err = docker(ctx, "inspect", "--format", "{{.State.Health.Status}}", m.name); last == "healthy" {
+				break
+			}
+		}
+		require.Equal(t, "healthy", last, "docker inspect: %s's health after 30s (%v)", m.name, err)
 	}
 	healthy(leader)
 
