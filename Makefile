@@ -2,7 +2,7 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all deps test test-stages unittest vet demo zk-start zk-stop zk-version zk-image bench bench-full bench-ab reliability reliability-negative reliability-containers soak fmt release
+.PHONY: all deps test test-stages unittest vet demo zk-start zk-stop zk-version zk-image bench bench-full bench-ab reliability reliability-negative reliability-containers soak fmt release dist image deploy-test
 
 all: test
 
@@ -16,7 +16,8 @@ deps:
 ## expiry, notifications, ACL checks, TLS, CONTAINER nodes, one Curator peer on the wire)
 ## and the whole of zktest (the harness on the older server), contrib/prometheus and
 ## contrib/otel, then the containers backend's tests (its own module) on the local Docker
-## engine (they skip, saying why, without one), then the release check (internal/release:
+## engine (they skip, saying why, without one), then make deploy-test (make dist, the image
+## and three deployed containers), then the release check (internal/release:
 ## every published module fetched with go get from a module proxy built from this tree,
 ## offline). Each stage prints its wall time, and the last line the whole run's.
 test:
@@ -43,6 +44,7 @@ test-stages: deps vet
 	cd contrib/otel && ../../$(T) "contrib/otel" $(GO) test -race -count=1 ./...
 	@scripts/zk-image.sh --if-engine >/dev/null
 	cd zktest/containers && ../../$(T) "zktest/containers" $(GO) test -race -count=1 -timeout 10m .
+	@$(T) "deploy-test" $(MAKE) --no-print-directory deploy-test
 	cd internal/release && ../../$(T) "internal/release" $(GO) test -count=1 .
 
 ## unittest: the tests that need no ZooKeeper
@@ -63,6 +65,8 @@ vet:
 	@cd reliability/containers && $(GO) mod tidy -diff || { echo "reliability/containers: go.mod/go.sum not tidy: run go mod tidy there"; exit 1; }
 	cd internal/release && $(GO) vet ./...
 	@cd internal/release && $(GO) mod tidy -diff || { echo "internal/release: go.mod/go.sum not tidy: run go mod tidy there"; exit 1; }
+	cd internal/deploytest && $(GO) vet ./...
+	@cd internal/deploytest && $(GO) mod tidy -diff || { echo "internal/deploytest: go.mod/go.sum not tidy: run go mod tidy there"; exit 1; }
 
 ## demo: leader-only job runners against a local ZooKeeper it starts itself
 demo: deps
@@ -116,6 +120,23 @@ soak: deps zk-image
 
 fmt:
 	gofmt -w .
+
+## dist: static binaries of cmd/zklock for linux and darwin, amd64 and arm64, into dist/
+## with SHA256SUMS, stamped with VERSION (default: git describe --tags --always)
+dist:
+	@VERSION=$(VERSION) scripts/dist.sh >/dev/null
+
+## image: the container image zklock/zklock:VERSION and :latest (examples/deploy/Dockerfile)
+## from dist's linux/amd64 binary, on a Debian base built from Debian packages (no registry)
+image: dist
+	@scripts/image.sh >/dev/null
+
+## deploy-test: make dist, then internal/deploytest: the dist files, and the image built and run
+## as three zklock elect containers against ZooKeeper in a container (docker stop and kill of the
+## leader, /leader and the HEALTHCHECK watched from the host; skips without a Docker engine; < 4 min)
+deploy-test: dist
+	@scripts/zk-image.sh --if-engine 3.9 >/dev/null
+	cd internal/deploytest && VERSION=$(VERSION) $(GO) test -race -count=1 -v -timeout 8m .
 
 ## release: check the tree for the release of CHANGELOG.md's version and print the tags to push
 release:

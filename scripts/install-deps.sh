@@ -17,6 +17,10 @@
 #                           needs cgo
 #   docker-registry         a container registry the containers backend's pull test
 #                           runs on 127.0.0.1 (it serves nothing else)
+#   zsh, fish               the shells whose completion scripts (zklock completion)
+#                           the tests load; man-db and groff-base render zklock.1
+#   mmdebstrap              builds the Debian root file systems of the images
+#                           (scripts/zk-image.sh, scripts/image.sh)
 # Idempotent: a machine that has everything is left untouched (no apt-get
 # update). Supported on Debian and Ubuntu, as root (or with passwordless
 # sudo). Elsewhere it explains what to install and exits 1.
@@ -42,6 +46,9 @@ fi
 if ! command -v docker-registry >/dev/null 2>&1; then
 	missing+=(docker-registry)
 fi
+for p in zsh fish man-db groff-base mmdebstrap; do
+	command -v "${p%-base}" >/dev/null 2>&1 || installed "$p" || missing+=("$p")
+done
 for p in libcurator-recipes-java python3-kazoo; do
 	installed "$p" || missing+=("$p")
 done
@@ -53,7 +60,7 @@ done
 
 newer="$(dirname "$0")/fetch-newer.sh"
 if [ ${#missing[@]} -eq 0 ]; then
-	echo "install-deps: ZooKeeper, Java, Curator, kazoo, PostgreSQL, chromium, docker-registry and a C compiler are already installed"
+	echo "install-deps: ZooKeeper, Java, Curator, kazoo, PostgreSQL, chromium, docker-registry, a C compiler, zsh, fish, man and mmdebstrap are already installed"
 	exec "$newer"
 fi
 

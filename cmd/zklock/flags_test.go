@@ -159,7 +159,7 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"--servers", "zk1:http", "lock", "p"}, `port "http"`},
 		{[]string{"--servers", ":2181", "lock", "p"}, "no host"},
 		{[]string{"--servers", "::1", "lock", "p"}, "want HOST:PORT"},
-		{[]string{"help", "bogus"}, `help: unknown verb "bogus" (verbs: lock, read, write, semaphore, elect, status, revoke, ui, ls, fence)`},
+		{[]string{"help", "bogus"}, `help: unknown verb "bogus" (verbs: lock, read, write, semaphore, elect, status, revoke, ui, ls, fence, completion, man)`},
 		{[]string{"help", "lock", "extra"}, `help: unexpected argument "extra"`},
 		{[]string{"--auth", "digest", "lock", "p"}, "--auth"},
 		{[]string{"--auth", ":cred", "lock", "p"}, "--auth"},

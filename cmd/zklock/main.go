@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -177,6 +178,10 @@ var verbs = []*verb{
 	uiVerb, lsVerb, fenceVerb,
 }
 
+// completion and man are generated from this table (completion.go,
+// man.go), so they join it at init rather than in its initializer.
+func init() { verbs = append(verbs, completionVerb, manVerb) }
+
 // lossHelpDefault is the loss-limit paragraph of the verbs that keep the
 // library's default.
 const lossHelpDefault = "--loss-limit defaults to the library's: 2/3 of the negotiated session timeout, so\n" +
@@ -184,12 +189,37 @@ const lossHelpDefault = "--loss-limit defaults to the library's: 2/3 of the nego
 	"time, and a holder cut off by a partition is told (CMD is signalled) at least a\n" +
 	"third of a session timeout before the server can hand the lock to another."
 
-// version is the zklock module's version as the build recorded it: the
-// tag for `go install ...@vX.Y.Z`, a pseudo-version or "(devel)" for a
-// build from a work tree, with the VCS revision when one was stamped.
+// buildVersion and buildCommit are stamped by release builds (make dist:
+// -ldflags "-X main.buildVersion=v0.3.0 -X main.buildCommit=<rev>").
+var buildVersion, buildCommit string
+
+// version is zklock's version: the stamped version and commit of a release
+// build (make dist); otherwise the zklock module's version as the build
+// recorded it (the tag for `go install ...@vX.Y.Z`, a pseudo-version or
+// "(devel)" for a build from a work tree) with the VCS revision when one
+// was recorded. The Go version ends it.
 func version() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
+		info = nil
+	}
+	return versionOf(buildVersion, buildCommit, info)
+}
+
+// versionOf is version's text for the stamped version and commit (empty
+// when not stamped) and the build information (nil if there is none).
+func versionOf(stamped, commit string, info *debug.BuildInfo) string {
+	goVersion := runtime.Version()
+	if info != nil {
+		goVersion = info.GoVersion
+	}
+	if stamped != "" {
+		if c := short(commit); c != "" && !strings.Contains(stamped, c) {
+			stamped += " " + c
+		}
+		return stamped + " " + goVersion
+	}
+	if info == nil {
 		return "(unknown: no build information)"
 	}
 	v := info.Main.Version
@@ -197,12 +227,16 @@ func version() string {
 		v = "(devel)"
 	}
 	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && (v == "(devel)" || !strings.Contains(v, s.Value[:min(12, len(s.Value))])) {
-			v += " " + s.Value[:min(12, len(s.Value))]
+		if s.Key == "vcs.revision" && (v == "(devel)" || !strings.Contains(v, short(s.Value))) {
+			v += " " + short(s.Value)
 		}
 	}
-	return v + " " + info.GoVersion
+	return v + " " + goVersion
 }
+
+// short is a commit's first 12 characters, as git describe and
+// pseudo-versions abbreviate it.
+func short(commit string) string { return commit[:min(12, len(commit))] }
 
 // verbNames lists the verbs, comma-separated, in the usage's order.
 func verbNames() string {

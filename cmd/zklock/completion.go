@@ -1,0 +1,406 @@
+package main
+
+// zklock completion bash|zsh|fish: shell completion scripts generated from
+// the command table (verbs) and the flag tables (settings, each verb's
+// flags), so that they list what this zklock parses.
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+var completionVerb = &verb{
+	name: "completion", args: "bash|zsh|fish", summary: "print a shell completion script",
+	run: runCompletion, pathless: true, operands: true,
+	about: "Prints the completion script of SHELL for zklock's verbs and flags (and the\n" +
+		"values of those with a fixed set: --log-format, --log-level, --on-unreachable,\n" +
+		"file names for the FILE flags, the verbs for help). Load it in the shell's\n" +
+		"start-up file, or install it where the shell looks for completions.",
+	example: "zklock completion bash > /etc/bash_completion.d/zklock\n" +
+		"source <(zklock completion bash)        # in ~/.bashrc\n" +
+		"zklock completion zsh > \"${fpath[1]}/_zklock\"\n" +
+		"zklock completion fish > ~/.config/fish/completions/zklock.fish",
+}
+
+// completionShells are the shells completion writes a script for.
+var completionShells = map[string]func(io.Writer){"bash": writeBashCompletion, "zsh": writeZshCompletion, "fish": writeFishCompletion}
+
+func runCompletion(a *app, inv *invocation) int {
+	if len(inv.cmd) != 1 {
+		return a.fail(usagef("completion: want one shell: bash, zsh or fish"))
+	}
+	write, ok := completionShells[inv.cmd[0]]
+	if !ok {
+		return a.fail(usagef("completion: unknown shell %q%s (want bash, zsh or fish)", inv.cmd[0],
+			suggest(inv.cmd[0], []string{"bash", "zsh", "fish"}, func(s string) string { return `"` + s + `"` })))
+	}
+	write(a.stdout)
+	return exitOK
+}
+
+// flagDoc is one flag as the completions and the man page describe it.
+type flagDoc struct {
+	name string // without dashes
+	meta string // the value's name (LIST, FILE, fail|run); "" for a boolean flag
+	help string
+	def  string // the default, "" for none
+	env  string // the environment variable, if any
+}
+
+// dashed is the flag as the usage writes it: -c and -v with one dash, as
+// flock's, every other with two.
+func (f flagDoc) dashed() string {
+	if len(f.name) == 1 {
+		return "-" + f.name
+	}
+	return "--" + f.name
+}
+
+// firstLine is the help's first line.
+func (f flagDoc) firstLine() string {
+	line, _, _ := strings.Cut(f.help, "\n")
+	return line
+}
+
+// flagChoices are the values of the flags whose values are a fixed set
+// that their meta does not spell out.
+var flagChoices = map[string][]string{"log-level": {"debug", "info", "warn", "error"}}
+
+// choices are the values the flag takes, if they are a fixed set.
+func (f flagDoc) choices() []string {
+	if c, ok := flagChoices[f.name]; ok {
+		return c
+	}
+	if strings.Contains(f.meta, "|") {
+		return strings.Split(f.meta, "|")
+	}
+	return nil
+}
+
+// file reports whether the flag's value is a file name.
+func (f flagDoc) file() bool { return f.meta == "FILE" }
+
+// globalFlagDocs are the global flags: the settings table, then the
+// boolean ones.
+func globalFlagDocs() []flagDoc {
+	var out []flagDoc
+	for _, s := range settings {
+		out = append(out, flagDoc{name: s.flag, meta: s.meta, help: s.help, def: s.def, env: s.env})
+	}
+	fs := newFlagSet("zklock")
+	g := &globals{raw: map[string]*rawValue{}}
+	for _, s := range settings {
+		g.raw[s.flag] = &rawValue{text: s.def}
+	}
+	g.register(fs)
+	for _, name := range []string{"try", "v", "version"} {
+		out = append(out, flagDoc{name: name, help: fs.Lookup(name).Usage})
+	}
+	return out
+}
+
+// verbFlagDocs are v's own flags, in name order.
+func verbFlagDocs(v *verb) []flagDoc {
+	var out []flagDoc
+	for _, f := range verbFlags(v) {
+		meta, help := flag.UnquoteUsage(f)
+		if isBool(f) {
+			meta = ""
+		} else if meta == "value" {
+			meta = "VALUE"
+		}
+		def := f.DefValue
+		if isBool(f) && def == "false" || def == "0" && meta == "N" {
+			def = ""
+		}
+		out = append(out, flagDoc{name: f.Name, meta: meta, help: help, def: def})
+	}
+	return out
+}
+
+// verbOperands are the fixed first operands of the verbs that take them.
+func verbOperands(v *verb) []string {
+	switch v.name {
+	case "completion":
+		return []string{"bash", "zsh", "fish"}
+	case "fence":
+		return []string{"era", "rebase"}
+	}
+	return nil
+}
+
+func verbNameList() []string {
+	var out []string
+	for _, v := range verbs {
+		if v.available() {
+			out = append(out, v.name)
+		}
+	}
+	return out
+}
+
+// valueFlags are the names (dashed) of the flags, global or any verb's,
+// that take a value.
+func valueFlags() []string {
+	var out []string
+	add := func(fs []flagDoc) {
+		for _, f := range fs {
+			if f.meta != "" && !slices.Contains(out, f.dashed()) {
+				out = append(out, f.dashed())
+			}
+		}
+	}
+	add(globalFlagDocs())
+	for _, v := range verbs {
+		add(verbFlagDocs(v))
+	}
+	return out
+}
+
+// shellWord quotes s for a POSIX shell: in single quotes.
+func shellWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func writeBashCompletion(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("# bash completion for zklock, generated by: zklock completion bash\n")
+	b.WriteString("# Load it with: source <(zklock completion bash)\n\n")
+	b.WriteString("_zklock() {\n")
+	b.WriteString("\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n")
+	fmt.Fprintf(&b, "\tlocal verbs=%s\n", shellWord(strings.Join(verbNameList(), " ")))
+	var globals []string
+	for _, f := range globalFlagDocs() {
+		globals = append(globals, f.dashed())
+	}
+	globals = append(globals, "-h")
+	fmt.Fprintf(&b, "\tlocal globals=%s\n", shellWord(strings.Join(globals, " ")))
+	b.WriteString("\t# the verb: the first word that is neither a flag nor a flag's value\n")
+	b.WriteString("\tlocal verb= nargs=0 dd= i w\n")
+	b.WriteString("\tfor ((i = 1; i < COMP_CWORD; i++)); do\n")
+	b.WriteString("\t\tw=${COMP_WORDS[i]}\n")
+	b.WriteString("\t\tif [ -n \"$dd\" ]; then\n\t\t\tif [ -z \"$verb\" ]; then verb=$w; else nargs=$((nargs + 1)); fi\n\t\t\tcontinue\n\t\tfi\n")
+	b.WriteString("\t\tcase $w in\n")
+	b.WriteString("\t\t--) dd=1 ;;\n")
+	b.WriteString("\t\t-*=*) ;;\n")
+	var vf []string
+	for _, f := range valueFlags() {
+		vf = append(vf, f, "-"+strings.TrimLeft(f, "-"), "--"+strings.TrimLeft(f, "-"))
+	}
+	slices.Sort(vf)
+	vf = slices.Compact(vf)
+	fmt.Fprintf(&b, "\t\t%s) i=$((i + 1)) ;;\n", strings.Join(vf, " | "))
+	b.WriteString("\t\t-*) ;;\n")
+	b.WriteString("\t\t*) if [ -z \"$verb\" ]; then verb=$w; else nargs=$((nargs + 1)); fi ;;\n")
+	b.WriteString("\t\tesac\n\tdone\n")
+
+	// The value of the flag before the cursor.
+	b.WriteString("\tcase $prev in\n")
+	seen := map[string]bool{}
+	values := func(fs []flagDoc) {
+		for _, f := range fs {
+			if f.meta == "" || seen[f.name] {
+				continue
+			}
+			seen[f.name] = true
+			pat := f.dashed() + " | -" + f.name
+			if len(f.name) == 1 {
+				pat = "-" + f.name + " | --" + f.name
+			}
+			switch {
+			case f.choices() != nil:
+				fmt.Fprintf(&b, "\t%s) COMPREPLY=($(compgen -W %s -- \"$cur\")); return ;;\n", pat, shellWord(strings.Join(f.choices(), " ")))
+			case f.file():
+				fmt.Fprintf(&b, "\t%s) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n", pat)
+			default:
+				fmt.Fprintf(&b, "\t%s) COMPREPLY=(); return ;;\n", pat)
+			}
+		}
+	}
+	values(globalFlagDocs())
+	for _, v := range verbs {
+		values(verbFlagDocs(v))
+	}
+	b.WriteString("\tesac\n")
+
+	// Flags: the global ones and the verb's own.
+	b.WriteString("\tif [[ -z $dd && $cur == -* ]]; then\n\t\tlocal own=\n\t\tcase $verb in\n")
+	for _, v := range verbs {
+		var own []string
+		for _, f := range verbFlagDocs(v) {
+			own = append(own, f.dashed())
+		}
+		if len(own) > 0 {
+			fmt.Fprintf(&b, "\t\t%s) own=%s ;;\n", v.name, shellWord(strings.Join(own, " ")))
+		}
+	}
+	b.WriteString("\t\tesac\n")
+	b.WriteString("\t\tCOMPREPLY=($(compgen -W \"$globals $own\" -- \"$cur\"))\n\t\treturn\n\tfi\n")
+
+	// Operands: the verb, then what the verb takes.
+	b.WriteString("\tif [ -z \"$verb\" ]; then\n\t\tCOMPREPLY=($(compgen -W \"$verbs help\" -- \"$cur\"))\n\t\treturn\n\tfi\n")
+	b.WriteString("\tcase $verb in\n")
+	b.WriteString("\thelp) [ \"$nargs\" = 0 ] && COMPREPLY=($(compgen -W \"$verbs\" -- \"$cur\")) ;;\n")
+	for _, v := range verbs {
+		if ops := verbOperands(v); ops != nil {
+			fmt.Fprintf(&b, "\t%s) [ \"$nargs\" = 0 ] && COMPREPLY=($(compgen -W %s -- \"$cur\")) ;;\n", v.name, shellWord(strings.Join(ops, " ")))
+		}
+	}
+	var holding []string
+	for _, v := range verbs {
+		if v.holds {
+			holding = append(holding, v.name)
+		}
+	}
+	b.WriteString("\t# a holding verb: PATH, then CMD (a command, then its arguments)\n")
+	fmt.Fprintf(&b, "\t%s)\n", strings.Join(holding, " | "))
+	b.WriteString("\t\tif [ \"$nargs\" = 1 ]; then COMPREPLY=($(compgen -c -- \"$cur\"))\n")
+	b.WriteString("\t\telif [ \"$nargs\" -gt 1 ]; then COMPREPLY=($(compgen -f -- \"$cur\")); fi ;;\n")
+	b.WriteString("\tesac\n}\n\ncomplete -F _zklock zklock\n")
+	_, _ = io.WriteString(w, b.String())
+}
+
+// zshDesc escapes a description for an _arguments spec or a _describe
+// item: the first line, without the characters those give a meaning.
+func zshDesc(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`, ":", `\:`, "'", "", "`", "").Replace(s)
+}
+
+// zshSpecs are _arguments specs of flags.
+func zshSpecs(fs []flagDoc) []string {
+	var out []string
+	for _, f := range fs {
+		if f.meta == "" {
+			out = append(out, fmt.Sprintf("'%s[%s]'", f.dashed(), zshDesc(f.help)))
+			continue
+		}
+		action := " "
+		switch {
+		case f.choices() != nil:
+			action = "(" + strings.Join(f.choices(), " ") + ")"
+		case f.file():
+			action = "_files"
+		}
+		out = append(out, fmt.Sprintf("'%s=[%s]:%s:%s'", f.dashed(), zshDesc(f.help), zshDesc(f.meta), action))
+	}
+	return out
+}
+
+func writeZshCompletion(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("#compdef zklock\n# zsh completion for zklock, generated by: zklock completion zsh\n")
+	b.WriteString("# Install it as _zklock in a directory of $fpath, or load it with: source <(zklock completion zsh)\n\n")
+	b.WriteString("_zklock() {\n\tlocal curcontext=$curcontext state line ret=1\n\ttypeset -A opt_args\n")
+	b.WriteString("\tlocal -a globals verbs\n\tglobals=(\n")
+	for _, s := range zshSpecs(globalFlagDocs()) {
+		b.WriteString("\t\t" + s + "\n")
+	}
+	b.WriteString("\t)\n\tverbs=(\n")
+	for _, v := range verbs {
+		if v.available() {
+			fmt.Fprintf(&b, "\t\t'%s:%s'\n", v.name, zshDesc(v.summary))
+		}
+	}
+	b.WriteString("\t\t'help:show the usage, or a verbs usage'\n\t)\n")
+	b.WriteString("\t_arguments -C $globals '1: :->verb' '*:: :->args' && ret=0\n")
+	b.WriteString("\tcase $state in\n\tverb) _describe -t verbs 'zklock verb' verbs && ret=0 ;;\n")
+	b.WriteString("\targs)\n\t\tcurcontext=${curcontext%:*:*}:zklock-$words[1]:\n\t\tcase $words[1] in\n")
+	b.WriteString("\t\thelp) _describe -t verbs 'zklock verb' verbs && ret=0 ;;\n")
+	for _, v := range verbs {
+		if !v.available() {
+			continue
+		}
+		fmt.Fprintf(&b, "\t\t%s)\n\t\t\t_arguments $globals", v.name)
+		for _, s := range zshSpecs(verbFlagDocs(v)) {
+			b.WriteString(" \\\n\t\t\t\t" + s)
+		}
+		switch {
+		case v.holds:
+			b.WriteString(" \\\n\t\t\t\t'1:PATH: ' '*::CMD:_normal'")
+		case verbOperands(v) != nil:
+			fmt.Fprintf(&b, " \\\n\t\t\t\t'1:%s:(%s)' '*: :_files'", v.name, strings.Join(verbOperands(v), " "))
+		case !v.pathless:
+			b.WriteString(" \\\n\t\t\t\t'1:PATH: '")
+		}
+		b.WriteString(" && ret=0 ;;\n")
+	}
+	b.WriteString("\t\tesac ;;\n\tesac\n\treturn ret\n}\n\n")
+	b.WriteString("if [ \"$funcstack[1]\" = _zklock ]; then\n\t_zklock \"$@\"\nelse\n\tcompdef _zklock zklock\nfi\n")
+	_, _ = io.WriteString(w, b.String())
+}
+
+// fishDesc is a description for fish's complete -d, in single quotes.
+func fishDesc(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return "'" + strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(s) + "'"
+}
+
+// fishFlag is the complete command of one flag, under condition cond.
+func fishFlag(f flagDoc, cond string) string {
+	var b strings.Builder
+	b.WriteString("complete -c zklock")
+	if cond != "" {
+		b.WriteString(" -n " + cond)
+	}
+	if len(f.name) == 1 {
+		b.WriteString(" -s " + f.name)
+	} else {
+		b.WriteString(" -l " + f.name)
+	}
+	switch {
+	case f.choices() != nil:
+		fmt.Fprintf(&b, " -x -a %s", shellWord(strings.Join(f.choices(), " ")))
+	case f.file():
+		b.WriteString(" -r -F")
+	case f.meta != "":
+		b.WriteString(" -x")
+	}
+	return b.String() + " -d " + fishDesc(f.help) + "\n"
+}
+
+func writeFishCompletion(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("# fish completion for zklock, generated by: zklock completion fish\n")
+	b.WriteString("# Install it as ~/.config/fish/completions/zklock.fish\n\n")
+	b.WriteString("# __zklock_verb prints the verb on the command line so far, if any.\nfunction __zklock_verb\n")
+	b.WriteString("\tset -l toks (commandline -opc)\n\tset -e toks[1]\n\tset -l skip 0\n\tfor t in $toks\n")
+	b.WriteString("\t\tif test $skip = 1\n\t\t\tset skip 0\n\t\t\tcontinue\n\t\tend\n\t\tswitch $t\n")
+	b.WriteString("\t\t\tcase '--'\n\t\t\t\treturn 1\n\t\t\tcase '-*=*'\n")
+	var vf []string
+	for _, f := range valueFlags() {
+		n := strings.TrimLeft(f, "-")
+		vf = append(vf, "-"+n, "--"+n)
+	}
+	slices.Sort(vf)
+	vf = slices.Compact(vf)
+	fmt.Fprintf(&b, "\t\t\tcase %s\n\t\t\t\tset skip 1\n", strings.Join(vf, " "))
+	b.WriteString("\t\t\tcase '-*'\n\t\t\tcase '*'\n\t\t\t\techo $t\n\t\t\t\treturn 0\n\t\tend\n\tend\n\treturn 1\nend\n\n")
+	b.WriteString("# __zklock_is VERB: the verb on the command line is VERB.\nfunction __zklock_is\n")
+	b.WriteString("\ttest \"$(__zklock_verb)\" = $argv[1]\nend\n\n")
+	b.WriteString("complete -c zklock -f\n")
+	for _, v := range verbs {
+		if v.available() {
+			fmt.Fprintf(&b, "complete -c zklock -n 'not __zklock_verb' -a %s -d %s\n", v.name, fishDesc(v.summary))
+		}
+	}
+	b.WriteString("complete -c zklock -n 'not __zklock_verb' -a help -d 'show the usage, or a verb'\\''s usage'\n")
+	fmt.Fprintf(&b, "complete -c zklock -n '__zklock_is help' -a %s\n", shellWord(strings.Join(verbNameList(), " ")))
+	for _, f := range globalFlagDocs() {
+		b.WriteString(fishFlag(f, ""))
+	}
+	for _, v := range verbs {
+		if !v.available() {
+			continue
+		}
+		cond := shellWord("__zklock_is " + v.name)
+		if ops := verbOperands(v); ops != nil {
+			fmt.Fprintf(&b, "complete -c zklock -n %s -a %s\n", cond, shellWord(strings.Join(ops, " ")))
+		}
+		for _, f := range verbFlagDocs(v) {
+			b.WriteString(fishFlag(f, cond))
+		}
+	}
+	_, _ = io.WriteString(w, b.String())
+}
