@@ -159,3 +159,34 @@ func (a *app) connectUntilSignal(cfg *config, what string) (ctx context.Context,
 	}
 	return ctx, s, func() { s.Close(); cancel(); stop() }, 0, true
 }
+
+// oneShot runs a verb's single ZooKeeper operation: it connects, then runs
+// op, both bounded by --timeout (10s if 0) and by an interrupting signal. A
+// request queued on a dead connection does not see ctx, so at the deadline
+// the session is closed under op. connected tells whether the connect
+// succeeded.
+func (a *app) oneShot(inv *invocation, op func(context.Context, *zklock.Session) error) (connected bool, err error) {
+	ctx, stop := a.interruptible(context.Background())
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, inv.cfg.connectBound())
+	defer cancel()
+
+	s, err := a.connect(ctx, &inv.cfg)
+	if err != nil {
+		return false, err
+	}
+	defer s.Close()
+	errc := make(chan error, 1)
+	go func() { errc <- op(ctx, s) }()
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		s.Close()
+		<-errc
+		err = context.Cause(ctx)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer from ZooKeeper within %v", inv.cfg.connectBound())
+	}
+	return true, err
+}

@@ -3,9 +3,76 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"strconv"
+	"time"
 
 	"github.com/zklock/zklock"
 )
+
+// electVerb is `zklock elect PATH [CMD]`, and `elect --observe`.
+var electVerb = &verb{name: "elect", args: "PATH [--id ID] [--requeue] [--latch] [--every DUR] [--] [CMD [ARG...]]",
+	summary: "run CMD only while leader (Curator LeaderSelector; --latch: LeaderLatch)",
+	also:    []string{"--observe PATH [--json]", "print each change of leader, without taking part"},
+	holds:   true, run: runElect, lossDefault: &electLossLimit,
+	flags: func(fs *flag.FlagSet, o *verbOpts) {
+		fs.BoolVar(&o.requeue, "requeue", false, "campaign again after each term, on the same session, after a backoff\n"+
+			"(0.25s to 0.5s, doubling up to 15s to 30s; none after a term of 30s or more)")
+		fs.BoolVar(&o.latch, "latch", false, "take part as a Curator LeaderLatch (nodes ...-latch-) instead of a LeaderSelector")
+		fs.BoolVar(&o.listen, "observe", false, "do not take part: print the leader of PATH, then each change, until a signal or --timeout")
+		fs.BoolFunc("listen", "deprecated name of --observe (logs a warning)", func(v string) error {
+			b, err := strconv.ParseBool(v)
+			o.listen, o.listenAlias = b, b
+			return err
+		})
+		fs.BoolVar(&o.json, "json", false, "with --observe: one JSON object per line")
+		registerHealthFlags(fs, o)
+		registerScheduleFlags(fs, o)
+	},
+	about: "Campaigns for leadership at PATH (Curator's LeaderSelector protocol: mutex\n" +
+		"nodes ...-lock-) and runs CMD only while leader. With --latch it takes part in\n" +
+		"a Curator LeaderLatch instead (nodes ...-latch-; the two protocols do not\n" +
+		"exclude each other, so all participants of PATH must agree); CMD, exit\n" +
+		"statuses and loss are the same, and --try and --revocable are not available.\n" +
+		"--loss-limit defaults to 0 here: leadership ends at the first suspension of\n" +
+		"the connection, because a leader cut off from ZooKeeper cannot know whether\n" +
+		"another has been elected, and a leader's CMD usually acts without fencing.\n" +
+		"Give --loss-limit DUR to ride out short suspensions.\n" +
+		"\n" +
+		"With --requeue, once a term is over (CMD exited, or leadership was lost) it\n" +
+		"campaigns again on the same session after a backoff (0.25-0.5s, doubling up\n" +
+		"to 15-30s; a term of 30s or more starts it over), so a CMD that fails at once\n" +
+		"runs at most 6 times in 10s. A signal, or a campaign that fails, ends it.\n" +
+		"\n" +
+		"With --observe (formerly --listen, still accepted with a warning), zklock\n" +
+		"takes no part: it prints the leader of the election or\n" +
+		"latch at PATH, then each change, one line each (\"leader NODE TOKEN ID\", or\n" +
+		"\"no leader\"; with --json one object per line), until SIGINT, SIGTERM,\n" +
+		"SIGHUP or SIGQUIT, or until --timeout, and exits 0. A leader that led only briefly may\n" +
+		"be skipped; leaders are printed in the order they led. It follows either\n" +
+		"protocol (--latch or not), creates nothing, and takes no CMD.\n" +
+		"\n" +
+		"With --every DUR it runs CMD once per tick, on the leader only: ticks are\n" +
+		"aligned to the wall clock in UTC (every 5m: :00, :05, ...; --offset moves\n" +
+		"them), the election is at PATH/leader, and before each tick the leader claims\n" +
+		"it in ZooKeeper (PATH/ticks/<unix-ms>, checked against its own node in one\n" +
+		"multi), so a tick runs at most once across failovers, restarts and paused\n" +
+		"leaders. CMD gets ZKLOCK_TICK (RFC 3339), ZKLOCK_TICK_MS and the leader's\n" +
+		"ZKLOCK_FENCING_TOKEN; its exit status is recorded in the claim, and status\n" +
+		"PATH shows the last runs and the next tick. --missed says what happens to a\n" +
+		"tick missed while no one led (run-latest, the default, or skip). It campaigns\n" +
+		"again after each term; a signal ends it (forwarded to a running CMD first).",
+	example: "zklock elect --id \"$(hostname)\" --requeue jobs -- ./run-jobs\n" +
+		"zklock elect --latch --id \"$(hostname)\" jobs -- ./run-jobs\n" +
+		"zklock elect --id \"$(hostname)\" --http 127.0.0.1:9090 jobs -c './run-jobs --all'\n" +
+		"zklock elect --observe jobs --json\n" +
+		"zklock elect --every 5m --offset 30s --id \"$(hostname)\" reports -- ./report.sh"}
+
+// electLossLimit is elect's default loss limit: leadership ends at the first
+// suspension, as zklock.LeaderElection advises (a leader cut off from
+// ZooKeeper cannot know whether another has been elected, and a leader's CMD
+// usually acts on the world without fencing).
+var electLossLimit = time.Duration(0)
 
 // electRecipe is the elect verb's recipe: leadership is the hold of a
 // zklock.LeaderElection at path (Curator's LeaderSelector protocol: the

@@ -52,10 +52,6 @@ func acquireWith(wait, once func(ctx context.Context) (*zklock.Hold, error)) acq
 	}
 }
 
-func lockRecipe(s *zklock.Session, path string, o *verbOpts) (acquireFunc, endFunc, error) {
-	return acquireOf(zklock.NewMutex(s, path, o.lockOptions()...))
-}
-
 // endOrRelease is end, or Hold.Release for a nil end.
 func endOrRelease(end endFunc) endFunc {
 	if end != nil {
@@ -303,4 +299,19 @@ func (a *app) release(s *zklock.Session, h *zklock.Hold, end endFunc) {
 	default:
 		a.log.Warn(message("release %s: %v (the node goes when the session ends)", printable(h.Node()), err), "node", printable(h.Node()))
 	}
+}
+
+// lockOptions are the library options that a holding verb's flags ask for.
+func (o *verbOpts) lockOptions() []zklock.Option {
+	opts := o.aclOptions()
+	if d := o.nodeData(); d != "" {
+		opts = append(opts, zklock.WithData([]byte(d)))
+	}
+	if o.revocable {
+		opts = append(opts, zklock.WithRevocable())
+	}
+	if o.owner != "" {
+		opts = append(opts, zklock.WithOwner(o.owner))
+	}
+	return opts
 }

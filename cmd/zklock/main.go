@@ -64,117 +64,18 @@ type verb struct {
 	lossDefault *time.Duration
 }
 
-// electLossLimit is elect's default loss limit: leadership ends at the first
-// suspension, as zklock.LeaderElection advises (a leader cut off from
-// ZooKeeper cannot know whether another has been elected, and a leader's CMD
-// usually acts on the world without fencing).
-var electLossLimit = time.Duration(0)
-
 func (v *verb) available() bool { return v.recipe != nil || v.run != nil }
 
 // verbs is the command table, in the order the usage lists it. Adding a
 // recipe to one of the not-yet-available entries is all it takes to enable
 // it: parsing, the usage and the holding machinery already handle it.
 var verbs = []*verb{
-	{name: "lock", args: "PATH [--] [CMD [ARG...]]", summary: "exclusive: the reentrant mutex (Curator InterProcessMutex)",
-		holds: true, recipe: lockRecipe,
-		about: "Takes the exclusive lock at PATH (Curator's InterProcessMutex recipe: it\n" +
-			"excludes a Curator InterProcessMutex, a Go zklock.Mutex and kazoo's Lock with\n" +
-			"extra_lock_patterns on the same path), runs CMD while holding it, then releases.\n" +
-			lossHelpDefault,
-		example: "zklock lock nightly-backup -- ./backup.sh\n" +
-			"zklock lock nightly-backup --id \"$(hostname)\" -c 'pg_dump app > /backup/app.sql'\n" +
-			"zklock --timeout 30s lock /locks/report --try -- ./report.sh"},
+	lockVerb,
 	readVerb, writeVerb,
-	{name: "semaphore", args: "PATH --leases N [--] [CMD [ARG...]]", summary: "one of N leases (Curator InterProcessSemaphoreV2)",
-		holds: true, recipe: semaphoreRecipe, check: checkLeases,
-		flags: func(fs *flag.FlagSet, o *verbOpts) {
-			fs.IntVar(&o.leases, "leases", 0, "the semaphore has `N` leases (required; all participants must agree)")
-		},
-		about: "Takes one of N leases of the semaphore at PATH (Curator's\n" +
-			"InterProcessSemaphoreV2; N=1 is the wire format of InterProcessSemaphoreMutex).\n" +
-			"The token is the lease node's czxid. N is stored in PATH's node (its data, as\n" +
-			"kazoo stores max_leases; Curator ignores it): a participant with another N is\n" +
-			"refused (exit 2) instead of admitting itself.\n" + lossHelpDefault,
-		example: "zklock semaphore crawlers --leases 4 -- ./crawl"},
-	{name: "elect", args: "PATH [--id ID] [--requeue] [--latch] [--every DUR] [--] [CMD [ARG...]]",
-		summary: "run CMD only while leader (Curator LeaderSelector; --latch: LeaderLatch)",
-		also:    []string{"--observe PATH [--json]", "print each change of leader, without taking part"},
-		holds:   true, run: runElect, lossDefault: &electLossLimit,
-		flags: func(fs *flag.FlagSet, o *verbOpts) {
-			fs.BoolVar(&o.requeue, "requeue", false, "campaign again after each term, on the same session, after a backoff\n"+
-				"(0.25s to 0.5s, doubling up to 15s to 30s; none after a term of 30s or more)")
-			fs.BoolVar(&o.latch, "latch", false, "take part as a Curator LeaderLatch (nodes ...-latch-) instead of a LeaderSelector")
-			fs.BoolVar(&o.listen, "observe", false, "do not take part: print the leader of PATH, then each change, until a signal or --timeout")
-			fs.BoolFunc("listen", "deprecated name of --observe (logs a warning)", func(v string) error {
-				b, err := strconv.ParseBool(v)
-				o.listen, o.listenAlias = b, b
-				return err
-			})
-			fs.BoolVar(&o.json, "json", false, "with --observe: one JSON object per line")
-			registerHealthFlags(fs, o)
-			registerScheduleFlags(fs, o)
-		},
-		about: "Campaigns for leadership at PATH (Curator's LeaderSelector protocol: mutex\n" +
-			"nodes ...-lock-) and runs CMD only while leader. With --latch it takes part in\n" +
-			"a Curator LeaderLatch instead (nodes ...-latch-; the two protocols do not\n" +
-			"exclude each other, so all participants of PATH must agree); CMD, exit\n" +
-			"statuses and loss are the same, and --try and --revocable are not available.\n" +
-			"--loss-limit defaults to 0 here: leadership ends at the first suspension of\n" +
-			"the connection, because a leader cut off from ZooKeeper cannot know whether\n" +
-			"another has been elected, and a leader's CMD usually acts without fencing.\n" +
-			"Give --loss-limit DUR to ride out short suspensions.\n" +
-			"\n" +
-			"With --requeue, once a term is over (CMD exited, or leadership was lost) it\n" +
-			"campaigns again on the same session after a backoff (0.25-0.5s, doubling up\n" +
-			"to 15-30s; a term of 30s or more starts it over), so a CMD that fails at once\n" +
-			"runs at most 6 times in 10s. A signal, or a campaign that fails, ends it.\n" +
-			"\n" +
-			"With --observe (formerly --listen, still accepted with a warning), zklock\n" +
-			"takes no part: it prints the leader of the election or\n" +
-			"latch at PATH, then each change, one line each (\"leader NODE TOKEN ID\", or\n" +
-			"\"no leader\"; with --json one object per line), until SIGINT, SIGTERM,\n" +
-			"SIGHUP or SIGQUIT, or until --timeout, and exits 0. A leader that led only briefly may\n" +
-			"be skipped; leaders are printed in the order they led. It follows either\n" +
-			"protocol (--latch or not), creates nothing, and takes no CMD.\n" +
-			"\n" +
-			"With --every DUR it runs CMD once per tick, on the leader only: ticks are\n" +
-			"aligned to the wall clock in UTC (every 5m: :00, :05, ...; --offset moves\n" +
-			"them), the election is at PATH/leader, and before each tick the leader claims\n" +
-			"it in ZooKeeper (PATH/ticks/<unix-ms>, checked against its own node in one\n" +
-			"multi), so a tick runs at most once across failovers, restarts and paused\n" +
-			"leaders. CMD gets ZKLOCK_TICK (RFC 3339), ZKLOCK_TICK_MS and the leader's\n" +
-			"ZKLOCK_FENCING_TOKEN; its exit status is recorded in the claim, and status\n" +
-			"PATH shows the last runs and the next tick. --missed says what happens to a\n" +
-			"tick missed while no one led (run-latest, the default, or skip). It campaigns\n" +
-			"again after each term; a signal ends it (forwarded to a running CMD first).",
-		example: "zklock elect --id \"$(hostname)\" --requeue jobs -- ./run-jobs\n" +
-			"zklock elect --latch --id \"$(hostname)\" jobs -- ./run-jobs\n" +
-			"zklock elect --id \"$(hostname)\" --http 127.0.0.1:9090 jobs -c './run-jobs --all'\n" +
-			"zklock elect --observe jobs --json\n" +
-			"zklock elect --every 5m --offset 30s --id \"$(hostname)\" reports -- ./report.sh"},
-	{name: "status", args: "PATH [--json]", summary: "participants in queue order, who holds, their tokens",
-		also: []string{"--deadlocks [ROOT] [--json]", "the cycles of the wait-for graph over every lock under ROOT (exit 5 if any)"},
-		run:  runStatus, defaultPath: deadlocksRoot,
-		flags: func(fs *flag.FlagSet, o *verbOpts) {
-			fs.BoolVar(&o.json, "json", false, "print one JSON object instead of a table")
-			fs.BoolVar(&o.deadlocks, "deadlocks", false, "name the deadlocks among every lock under PATH (default /locks): exit 5 if any")
-		},
-		about: "Lists the participants of the lock at PATH in queue order (Curator's\n" +
-			"ordering): node, kind, sequence, fencing token (czxid), owning session, whether\n" +
-			"it holds, and its data. With --namespace, PATH and the nodes shown are\n" +
-			"relative to the namespace, and the output names it.",
-		example: "zklock status nightly-backup --json\n" +
-			"zklock --namespace app status /locks/x"},
-	{name: "revoke", args: "NODE-PATH", summary: "ask a revocable holder to release (Curator __REVOKE__)",
-		run: runRevoke,
-		about: "Writes Curator's __REVOKE__ to one participant's node, asking a revocable holder\n" +
-			"(zklock --revocable, a revocable Curator lock) to release. NODE-PATH is the\n" +
-			"node (see zklock status), not the lock path: a path not named as a lock node,\n" +
-			"or a node with children, is refused (exit 2). A node that is gone is reported\n" +
-			"but is not an error. Revocation is advisory: zklock does not wait. With\n" +
-			"--namespace, NODE-PATH is relative to the namespace, as status lists it.",
-		example: "zklock revoke /locks/nightly-backup/_c_0f8e...-lock-0000000007"},
+	semaphoreVerb,
+	electVerb,
+	statusVerb,
+	revokeVerb,
 	uiVerb, lsVerb, fenceVerb,
 }
 

@@ -2,13 +2,22 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path"
-	"regexp"
 
 	"github.com/zklock/zklock"
 )
+
+// revokeVerb is `zklock revoke NODE-PATH`.
+var revokeVerb = &verb{name: "revoke", args: "NODE-PATH", summary: "ask a revocable holder to release (Curator __REVOKE__)",
+	run: runRevoke,
+	about: "Writes Curator's __REVOKE__ to one participant's node, asking a revocable holder\n" +
+		"(zklock --revocable, a revocable Curator lock) to release. NODE-PATH is the\n" +
+		"node (see zklock status), not the lock path: a path not named as a lock node,\n" +
+		"or a node with children, is refused (exit 2). A node that is gone is reported\n" +
+		"but is not an error. Revocation is advisory: zklock does not wait. With\n" +
+		"--namespace, NODE-PATH is relative to the namespace, as status lists it.",
+	example: "zklock revoke /locks/nightly-backup/_c_0f8e...-lock-0000000007"}
 
 // runRevoke is `zklock revoke NODE-PATH`: it writes Curator's "__REVOKE__"
 // to the node, as Curator's Revoker.attemptRevoke does, asking a revocable
@@ -55,59 +64,10 @@ func runRevoke(a *app, inv *invocation) int {
 	return exitOK
 }
 
-// lockNodeName matches the names our recipes and Curator's give a lock's
-// participants: a marker (lock-, __READ__, __WRIT__, lease-), optionally
-// behind Curator's protection prefix, then ZooKeeper's 10-character
-// sequence suffix (a wrapped, negative sequence is "-" and 9 digits).
-var lockNodeName = regexp.MustCompile(`(lock-|__READ__|__WRIT__|lease-)(\d{10}|-\d{9})$`)
-
-func isLockNodeName(name string) bool { return lockNodeName.MatchString(name) }
-
-// oneShot runs a verb's single ZooKeeper operation: it connects, then runs
-// op, both bounded by --timeout (10s if 0) and by an interrupting signal. A
-// request queued on a dead connection does not see ctx, so at the deadline
-// the session is closed under op. connected tells whether the connect
-// succeeded.
-func (a *app) oneShot(inv *invocation, op func(context.Context, *zklock.Session) error) (connected bool, err error) {
-	ctx, stop := a.interruptible(context.Background())
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, inv.cfg.connectBound())
-	defer cancel()
-
-	s, err := a.connect(ctx, &inv.cfg)
-	if err != nil {
-		return false, err
-	}
-	defer s.Close()
-	errc := make(chan error, 1)
-	go func() { errc <- op(ctx, s) }()
-	select {
-	case err = <-errc:
-	case <-ctx.Done():
-		s.Close()
-		<-errc
-		err = context.Cause(ctx)
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("no answer from ZooKeeper within %v", inv.cfg.connectBound())
-	}
-	return true, err
-}
-
-// lockOptions are the library options that a holding verb's flags ask for.
-func (o *verbOpts) lockOptions() []zklock.Option {
-	opts := o.aclOptions()
-	if d := o.nodeData(); d != "" {
-		opts = append(opts, zklock.WithData([]byte(d)))
-	}
-	if o.revocable {
-		opts = append(opts, zklock.WithRevocable())
-	}
-	if o.owner != "" {
-		opts = append(opts, zklock.WithOwner(o.owner))
-	}
-	return opts
-}
+// isLockNodeName reports whether name is a lock node's, by the library's
+// rule for participants (every recipe's marker and sequence suffix, ours,
+// Curator's and kazoo's).
+func isLockNodeName(name string) bool { return len(zklock.Queue("/", []string{name})) == 1 }
 
 // aclOptions are the options --acl asks for.
 func (o *verbOpts) aclOptions() []zklock.Option {

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -14,6 +15,21 @@ import (
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/cmd/zklock/internal/lockview"
 )
+
+// statusVerb is `zklock status PATH`, and `status --deadlocks`.
+var statusVerb = &verb{name: "status", args: "PATH [--json]", summary: "participants in queue order, who holds, their tokens",
+	also: []string{"--deadlocks [ROOT] [--json]", "the cycles of the wait-for graph over every lock under ROOT (exit 5 if any)"},
+	run:  runStatus, defaultPath: deadlocksRoot,
+	flags: func(fs *flag.FlagSet, o *verbOpts) {
+		fs.BoolVar(&o.json, "json", false, "print one JSON object instead of a table")
+		fs.BoolVar(&o.deadlocks, "deadlocks", false, "name the deadlocks among every lock under PATH (default /locks): exit 5 if any")
+	},
+	about: "Lists the participants of the lock at PATH in queue order (Curator's\n" +
+		"ordering): node, kind, sequence, fencing token (czxid), owning session, whether\n" +
+		"it holds, and its data. With --namespace, PATH and the nodes shown are\n" +
+		"relative to the namespace, and the output names it.",
+	example: "zklock status nightly-backup --json\n" +
+		"zklock --namespace app status /locks/x"}
 
 // statusJSON is the `status --json` object of cli.md; the field order is
 // the contract's.
