@@ -17,29 +17,12 @@
 //
 // # The loss limit
 //
-// While the connection is suspended, no one can tell whether the servers
-// still keep the session's nodes. WithLossLimit sets how long a suspension
-// may last, counted from when a server was last heard from, before every
-// hold of the session is declared lost. The longer the limit, the fewer
-// holds a server restart or failover ends; the shorter, the safer under a
-// partition or a paused process (docs/protocol.md#choosing-the-loss-limit).
-//
-//   - The default, two thirds of the negotiated session timeout (when
-//     go-zookeeper gives up on a silent connection), tells a partitioned
-//     holder at least a third of a timeout before its session can expire,
-//     and keeps the locks of a holder that reconnects within the limit.
-//   - 0 ends every hold the moment the connection drops (Curator's
-//     default "standard" policy): safest, but a server restart or a
-//     leader election loses every lock.
-//   - A negative limit ends holds only when the session expires (Curator's
-//     "session" policy): a partitioned or paused holder learns of its loss
-//     only when it reaches a server again, long after another may have
-//     taken the lock. Use it only with fencing.
-//
-// Servers that end a session while its client is still connected (an
-// operator, another client with its credentials) hand its locks over at
-// once, while the old holder waits out its limit: sessions used for
-// leadership should use WithLossLimit(0), as Curator's leader recipes do.
+// WithLossLimit sets how long a suspension may last, counted from when a
+// server was last heard from, before every hold of the session is lost:
+// by default two thirds of the negotiated session timeout; 0 at the first
+// suspension (Curator's "standard" policy; use it for leadership); a
+// negative limit only at expiry (Curator's "session" policy; use it only
+// with fencing). docs/protocol.md#choosing-the-loss-limit weighs them.
 //
 // # Holds, loss and fencing
 //

@@ -93,27 +93,19 @@ var (
 
 	// ErrNotZooKeeper is wrapped, with a *ConnectError naming the server,
 	// by the errors of waits and acquires that end while a server answers
-	// with something other than ZooKeeper's protocol (an HTTP server on
-	// the port, a reply that is not a connect response). Like
-	// ErrTLSHandshake it is a configuration error: such errors do not wrap
-	// ErrUnreachable, and WithFailOpen does not run on it.
+	// with something other than ZooKeeper's protocol. Like ErrTLSHandshake
+	// it is a configuration error, never "unreachable".
 	ErrNotZooKeeper = errors.New("zklock: not a ZooKeeper server")
 
 	// ErrReplyTooLong is wrapped by the error of a request whose reply was
-	// longer than the session's bound (WithMaxReply): the error names the
-	// node and the reply's length. The request fails for good (it would
-	// again); the connection and the session's other requests and holds
-	// are untouched. A server that sends a notification over the bound
-	// breaks the protocol: its connection is dropped, as for ErrProtocol.
-	// Neither is ever "unreachable".
+	// over the session's bound (WithMaxReply), naming the node and the
+	// length: that request fails for good, and nothing else does.
 	ErrReplyTooLong = errors.New("zklock: reply too long")
 
 	// ErrProtocol is wrapped, with a *ConnectError naming the server, by
-	// the error of an acquire that ends after a server that had granted a
-	// session sent what ZooKeeper never sends (a frame shorter than a
-	// reply header, a negative length): the session drops that
-	// connection, and the acquire ends with this error rather than try
-	// again. It is never "unreachable", and WithFailOpen does not run on it.
+	// the error of an acquire during which a server that had granted a
+	// session sent what ZooKeeper never sends (its connection is dropped).
+	// Like ErrReplyTooLong, it is never "unreachable" (see the package doc).
 	ErrProtocol = errors.New("zklock: server broke the protocol")
 
 	// ErrUnlocked is returned by an acquire made WithFailOpen, with a

@@ -130,14 +130,10 @@ func WithZKOptions(opts ...func(*zk.Conn)) SessionOption {
 	return func(c *sessionConfig) { c.zkOpts = append(c.zkOpts, opts...) }
 }
 
-// WithMaxReply bounds the length of a reply the session reads from a
-// server (DefaultMaxReply unless set): a longer one fails its own request
-// with an error wrapping ErrReplyTooLong that names the node and the
-// length, and the body is skipped unread; the connection, the session and
-// its other holds are untouched. The bound keeps a hostile or broken
-// server from making the client allocate what a length prefix announces
-// (up to 4 GiB). Connect refuses a bound under 1 KiB with
-// ErrInvalidArgument.
+// WithMaxReply bounds the length of a reply the session reads
+// (DefaultMaxReply unless set): a longer one fails its own request with
+// ErrReplyTooLong, and nothing else (docs/protocol.md#bounded-replies).
+// Connect refuses a bound under 1 KiB with ErrInvalidArgument.
 func WithMaxReply(n int) SessionOption {
 	return func(c *sessionConfig) { c.maxReply = n }
 }
@@ -237,8 +233,8 @@ func WithNamespace(ns string) SessionOption {
 	return func(c *sessionConfig) { c.namespace = ns }
 }
 
-// WithFailOpen makes an acquire that cannot reach ZooKeeper for bound (time
-// not connected; waiting for a holder never counts) return at once a
+// WithFailOpen makes an acquire that cannot reach ZooKeeper (no server
+// reached, as the package doc defines it) for bound return at once a
 // non-exclusive Hold with ErrUnlocked, so an efficiency lock's job runs
 // anyway; never use it for locks that protect data. The Hold has no node or
 // token (Token 0, Exclusive false), and its Done closes only on Release,

@@ -17,25 +17,12 @@ import (
 //
 // A tick runs at most once, across failovers, restarts and paused leaders:
 // the leader claims it with one ZooKeeper multi that checks its own
-// election node (ephemeral: it exists only while its term may) and creates
-// the tick's persistent claim node PATH/ticks/<unix-ms>. A second claim of
-// the same tick fails (the node exists), and so does any claim of a leader
-// whose node is gone. A claimed tick's job starts only if the claim was
-// answered within half the session timeout (a leader paused after its claim
-// does not start it late); the job gets a context that ends when the term
-// may be lost, and the tick's fencing token, for the writes it makes (a
-// leader paused mid-job can still write late: fence those writes). When
-// the job ends the outcome is written to the claim under the same check.
-//
-// A tick whose time passed without a claim (no one led, or the previous
-// job still ran) is missed: see WithMissed. The leader keeps the newest
-// claims (WithHistory) and deletes older ones; ScheduleHistory reads them.
-// The claim format is in docs/protocol.md#scheduled-ticks.
-//
-// Ticks follow each leader's wall clock, so participants should keep their
-// clocks in sync (NTP): a leader whose clock runs ahead claims ticks early,
-// and its successor waits for the ticks after them; no tick runs twice
-// either way, since a tick's claim is its node.
+// election node and creates the tick's claim node PATH/ticks/<unix-ms>, so
+// a second claim, or a deposed leader's, fails. A tick passed without a
+// claim is missed (WithMissed). The leader keeps the newest claims
+// (WithHistory); ScheduleHistory reads them. The format, and why paused
+// leaders and skewed clocks cannot run a tick twice, are in
+// docs/protocol.md#scheduled-ticks.
 //
 // As with LeaderElection, the session should use WithLossLimit(0). A
 // Schedule is safe for concurrent use; Run runs once at a time.
