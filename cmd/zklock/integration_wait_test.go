@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zklock/zklock"
 )
 
 // Integration tests of waiting: --try, --timeout, signals while waiting, and
@@ -105,7 +107,7 @@ func TestIntegration_StatusJSON(t *testing.T) {
 
 	var want []string
 	for i, node := range []string{held, waiting} {
-		assert.Equal(t, []string{"node", "kind", "sequence", "fencing_token", "session", "holds", "data", "client"},
+		assert.Equal(t, []string{"node", "kind", "sequence", "fencing_token", "session", "holds", "data", "owner", "client"},
 			jsonKeys(t, parts[i]))
 		var p struct {
 			Client struct{ Addr, Member string }
@@ -117,8 +119,10 @@ func TestIntegration_StatusJSON(t *testing.T) {
 		require.NoError(t, err)
 		seq, err := strconv.Atoi(node[len(node)-10:])
 		require.NoError(t, err)
-		want = append(want, fmt.Sprintf(`{"node":%q,"kind":"lock","sequence":%d,"fencing_token":%d,"session":"0x%x","holds":%t,"data":%q}`,
-			filepath.Base(node), seq, stat.Czxid, stat.EphemeralOwner, i == 0, data))
+		owner, rest := zklock.OwnerOf(data) // zklock's owner line is shown apart
+		require.NotEmpty(t, owner)
+		want = append(want, fmt.Sprintf(`{"node":%q,"kind":"lock","sequence":%d,"fencing_token":%d,"session":"0x%x","holds":%t,"data":%q,"owner":%q}`,
+			filepath.Base(node), seq, stat.Czxid, stat.EphemeralOwner, i == 0, rest, owner))
 	}
 	noClient := regexp.MustCompile(`,"client":\{[^}]*\}`)
 	assert.Equal(t, `{"path":"/locks/st","participants":[`+strings.Join(want, ",")+`]}`, noClient.ReplaceAllString(compactJSON(t, []byte(stdout)), ""))

@@ -48,7 +48,8 @@ type participantJSON struct {
 	FencingToken int64            `json:"fencing_token"`
 	Session      string           `json:"session"`
 	Holds        bool             `json:"holds"`
-	Data         string           `json:"data"`
+	Data         string           `json:"data"`             // without the owner line, which is Owner
+	Owner        string           `json:"owner,omitempty"`  // the owner id the holder recorded (zklock.WithOwner)
 	Client       *lockview.Client `json:"client,omitempty"` // where the session connects from (the members' cons)
 	Error        string           `json:"error,omitempty"`  // why the node could not be read (an ACL); its token, session and data are then empty
 }
@@ -56,6 +57,7 @@ type participantJSON struct {
 func newStatus(path string, ps []zklock.Participant) statusJSON {
 	st := statusJSON{Path: path, Participants: make([]participantJSON, 0, len(ps))}
 	for _, p := range ps {
+		owner, data := zklock.OwnerOf(p.Data)
 		st.Participants = append(st.Participants, participantJSON{
 			Node:         p.Node,
 			Kind:         string(p.Kind),
@@ -63,7 +65,8 @@ func newStatus(path string, ps []zklock.Participant) statusJSON {
 			FencingToken: p.Token,
 			Session:      sessionHex(p.Session),
 			Holds:        p.Holds,
-			Data:         dataText(p.Data),
+			Data:         dataText(data),
+			Owner:        owner,
 			Error:        unreadable(p.Err),
 		})
 	}

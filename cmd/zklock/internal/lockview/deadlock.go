@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/zklock/zklock"
 )
 
 // A Deadlock is one cycle of the wait-for graph: owners each waiting, in a
@@ -43,8 +42,8 @@ type Wait struct {
 
 // ownerOfNode is the party a node belongs to.
 func ownerOfNode(n Node) string {
-	if owner, _ := zklock.OwnerOf([]byte(n.ID)); owner != "" {
-		return owner
+	if n.Owner != "" {
+		return n.Owner
 	}
 	if n.Session == "" {
 		return "node " + n.Path // unreadable: a party of its own

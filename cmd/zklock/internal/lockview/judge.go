@@ -172,7 +172,7 @@ func (v *View) nodesLocked(d *dir, cp string) (nodes []Node, kazoo bool, others,
 			n.Unread, n.Unreadable = true, st.denied
 			unread++
 		} else if st != nil {
-			n.sid, n.Session, n.ID, n.Size, n.Cut, n.Token, n.Ctime = st.sid, sessionHex(st.sid), st.id, st.size, st.cut, st.czxid, st.ctime
+			n.sid, n.Session, n.ID, n.Owner, n.Size, n.Cut, n.Token, n.Ctime = st.sid, sessionHex(st.sid), st.id, st.owner, st.size, st.cut, st.czxid, st.ctime
 		} else {
 			n.Unread = true
 			unread++

@@ -78,9 +78,10 @@ type Node struct {
 	Path       string      `json:"path"` // the caller's path of the node
 	Kind       zklock.Kind `json:"kind"`
 	Sequence   int32       `json:"sequence"`
-	Session    string      `json:"session"`    // ephemeralOwner, 0x...
-	ID         string      `json:"id"`         // the first MaxIDBytes of the node's data as text (base64 if not UTF-8): the participant's id
-	Size       int32       `json:"data_bytes"` // the length of the node's data; ID is cut when it exceeds MaxIDBytes
+	Session    string      `json:"session"`         // ephemeralOwner, 0x...
+	ID         string      `json:"id"`              // the first MaxIDBytes of the node's data as text (base64 if not UTF-8), owner line aside: the participant's id
+	Owner      string      `json:"owner,omitempty"` // the owner id zklock recorded in the data (zklock.WithOwner)
+	Size       int32       `json:"data_bytes"`      // the length of the node's data; ID is cut when it exceeds MaxIDBytes
 	Cut        bool        `json:"id_truncated,omitempty"`
 	Token      int64       `json:"fencing_token"`
 	Ctime      time.Time   `json:"ctime,omitzero"`

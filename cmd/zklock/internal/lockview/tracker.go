@@ -229,8 +229,9 @@ func (v *View) readNodes(p string, children []string, data []byte) map[string]*n
 			ns := &nodeStat{denied: deniedReason(err)}
 			switch {
 			case err == nil:
-				id, cut := dataText(b)
-				ns = &nodeStat{id: id, size: st.DataLength, cut: cut, ctime: time.UnixMilli(st.Ctime), czxid: st.Czxid, sid: st.EphemeralOwner}
+				owner, rest := zklock.OwnerOf(b) // the id is the data's; the owner line is zklock's own
+				id, cut := dataText(rest)
+				ns = &nodeStat{id: id, owner: owner, size: st.DataLength, cut: cut, ctime: time.UnixMilli(st.Ctime), czxid: st.Czxid, sid: st.EphemeralOwner}
 			case ns.denied == "":
 				return // gone, or no answer: read again at the next listing
 			}

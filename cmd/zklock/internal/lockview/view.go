@@ -100,6 +100,7 @@ type dir struct {
 // MaxIDBytes), not its data.
 type nodeStat struct {
 	id     string
+	owner  string // zklock.OwnerOf the data
 	size   int32
 	cut    bool
 	ctime  time.Time
