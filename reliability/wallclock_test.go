@@ -119,8 +119,10 @@ func parseDir(t *testing.T, fset *token.FileSet, dir string, keep func(string) b
 
 // displayOnly are the wall-clock uses that only turn a server's timestamp
 // into a time.Time for the caller to show, by file and use: no decision of
-// the library reads them. Participant.Ctime is the node's ctime.
-var displayOnly = map[string]bool{"participants.go: time.UnixMilli": true}
+// the library reads them. Participant.Ctime is the node's ctime; the owner
+// id names the process by its start (WithOwner, for people and the
+// deadlock graph).
+var displayOnly = map[string]bool{"participants.go: time.UnixMilli": true, "owner.go: Time.UnixMilli": true}
 
 // wallByDesign are the files of the one recipe whose job is the wall
 // clock: a Schedule's ticks are wall-clock instants (n*every + offset from

@@ -4,12 +4,15 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zklock/zklock"
 )
 
 // node makes a queue entry: holds, or waits behind the node named waits
 // ("" for any holder); data is its id (an owner line, or not).
 func node(name, session, data string, holds bool, waits string) Node {
-	return Node{Name: name, Session: session, ID: data, Holds: holds, Waits: waits}
+	owner, rest := zklock.OwnerOf([]byte(data)) // as the view reads a node's data
+	return Node{Name: name, Session: session, ID: string(rest), Owner: owner, Holds: holds, Waits: waits}
 }
 
 func lock(path string, nodes ...Node) Lock {
