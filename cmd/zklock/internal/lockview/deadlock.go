@@ -9,7 +9,6 @@ import (
 	"cmp"
 	"slices"
 	"strings"
-
 )
 
 // A Deadlock is one cycle of the wait-for graph: owners each waiting, in a
