@@ -77,9 +77,11 @@ func TestIntegration_OperationsMetrics(t *testing.T) {
 	// A revocable election's term, revoked by another.
 	re, err := zklock.NewLeaderElection(s1, "/elections/ops-revoked", "one", zklock.WithRevocable())
 	require.NoError(t, err)
-	require.NoError(t, re.Run(ctx, func(ctx context.Context, l *zklock.Leadership) error {
+	require.NoError(t, re.Run(ctx, func(term context.Context, l *zklock.Leadership) error {
+		// Not the term's context: the revocation ends the term, maybe
+		// before Revoke's own reply is read.
 		require.NoError(t, zklock.Revoke(ctx, s2, l.Hold().Node()))
-		<-ctx.Done()
+		<-term.Done()
 		return nil
 	}))
 	eventually("zklock_losses_total", map[string]string{"cause": "revoked", "recipe": "election"}, 1)
