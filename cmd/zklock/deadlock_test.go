@@ -5,10 +5,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -149,7 +149,7 @@ func TestIntegration_DeadlockNestedCLI(t *testing.T) {
 			"owner ids %v name the outer zklock %s", owners(d), pid)
 	}
 	for _, p := range []*proc{a, b} {
-		_ = p.cmd.Process.Signal(os.Interrupt)
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 		p.wait(t, 20*time.Second)
 	}
 }

@@ -5,9 +5,9 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,7 +101,7 @@ func TestIntegration_LargeDirectoriesNeverRunUnlocked(t *testing.T) {
 			require.Equal(t, exitOK, code, stderr)
 			require.Contains(t, stdout, node[strings.LastIndex(node, "/")+1:])
 
-			require.NoError(t, holderProc.cmd.Process.Signal(os.Interrupt))
+			require.NoError(t, holderProc.cmd.Process.Signal(syscall.SIGTERM))
 			require.Equal(t, exitOK, holderProc.wait(t, 20*time.Second))
 			code, _, stderr = runZklock(t, env, append([]string{"--timeout", "20s", "lock", tc.dir}, run...)...)
 			require.Equal(t, exitOK, code, stderr)

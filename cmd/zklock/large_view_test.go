@@ -5,7 +5,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -86,7 +85,7 @@ func TestIntegration_HundredThousandChildrenLsStatusAndWait(t *testing.T) {
 
 	require.NoFileExists(t, marker, "the waiter waits")
 	released := time.Now()
-	require.NoError(t, holderProc.cmd.Process.Signal(os.Interrupt))
+	require.NoError(t, holderProc.cmd.Process.Signal(syscall.SIGTERM))
 	require.Equal(t, exitOK, holderProc.wait(t, 20*time.Second))
 	require.Equal(t, exitOK, waiter.wait(t, 30*time.Second), waiter.stderr.String())
 	handover := time.Since(released)
