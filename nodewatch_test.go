@@ -277,12 +277,14 @@ func TestIntegration_OwnReleaseIsNotLoss(t *testing.T) {
 // (ZooKeeper 3.9 and later, ZOOKEEPER-4655), and 0 where it does not.
 func TestIntegration_DeletionZxid(t *testing.T) {
 	c := zktest.Start(t)
-	s := connect(t, c)
+	var states stateLog
+	s := connect(t, c, zklock.WithObserver(states.observe))
 	admin := c.Connect(t, 10*time.Second)
 	v, err := c.ServerVersion(0)
 	require.NoError(t, err)
 	for _, name := range []string{"short", strings.Repeat("long-", 60)} { // the second's path is too long to be kept
 		p := "/zxid/" + name
+		before := states.len()
 		h, err := newMutex(t, s, p).Lock(ctxTimeout(t, 10*time.Second))
 		require.NoError(t, err)
 		// The hold's watch is set by a read sent as Lock returns: delete
@@ -300,6 +302,10 @@ func TestIntegration_DeletionZxid(t *testing.T) {
 		require.ErrorIs(t, h.Err(), zklock.ErrNodeDeleted)
 		require.Equal(t, h.Node(), de.Node)
 		switch {
+		case de.Zxid == 0 && states.len() > before:
+			// The connection dropped (a loaded machine): the loss was found
+			// by the reconnect's check, which has no zxid to name.
+			t.Logf("the session changed state during the hold (%v): the deletion was found on reconnect", states.since(before))
 		case !zktest.AtLeast(v, "3.9.0"), len(h.Node()) > 292:
 			require.Zero(t, de.Zxid, "ZooKeeper %s, node %d bytes", v, len(h.Node()))
 		default:
