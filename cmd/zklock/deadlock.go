@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/zklock/zklock"
 	"github.com/zklock/zklock/cmd/zklock/internal/lockview"
@@ -58,23 +57,12 @@ func runDeadlocks(a *app, inv *invocation) int {
 		return exitError
 	}
 	defer v.Close()
-	bound := lsWalkBound
-	if cfg.timeout > 0 {
-		bound = cfg.timeout
-	}
-	select {
-	case <-v.Ready():
-	case <-time.After(bound):
-		a.errorf("status --deadlocks: the walk of %s did not finish within %v", inv.path, bound)
+	if err := awaitWalk(ctx, cfg, v, inv.path); err != nil {
+		if ctx.Err() != nil {
+			return exitNotAcquired
+		}
+		a.errorf("status --deadlocks: %v", err)
 		return exitError
-	case <-ctx.Done():
-		return exitNotAcquired
-	}
-	select { // the clients' addresses, as ls waits for them
-	case <-v.Polled():
-	case <-time.After(lsPollBound):
-	case <-ctx.Done():
-		return exitNotAcquired
 	}
 	o := v.Overview("")
 	out := deadlocksJSON{Root: inv.path, Namespace: cfg.namespace, Locks: len(o.Locks), Deadlocks: o.Deadlocks, ClientsNote: o.ClientsNote}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -56,23 +57,12 @@ func runLs(a *app, inv *invocation) int {
 		return exitError
 	}
 	defer v.Close()
-	bound := lsWalkBound
-	if cfg.timeout > 0 {
-		bound = cfg.timeout
-	}
-	select {
-	case <-v.Ready():
-	case <-time.After(bound):
-		a.errorf("ls: the walk of %s did not finish within %v", inv.opts.view.root, bound)
+	if err := awaitWalk(ctx, cfg, v, inv.opts.view.root); err != nil {
+		if ctx.Err() != nil {
+			return exitOK
+		}
+		a.errorf("ls: %v", err)
 		return exitError
-	case <-ctx.Done():
-		return exitOK
-	}
-	select { // the clients' addresses: the members are asked at once, each for at most a few seconds
-	case <-v.Polled():
-	case <-time.After(lsPollBound):
-	case <-ctx.Done():
-		return exitOK
 	}
 	for {
 		changed := v.Changed()
@@ -94,6 +84,31 @@ func runLs(a *app, inv *invocation) int {
 			return exitOK
 		}
 	}
+}
+
+// awaitWalk waits for v's first walk of root, within --timeout
+// (lsWalkBound if 0), then for the clients' addresses (the members are asked
+// at once, each for at most a few seconds; lsPollBound in all). It returns
+// ctx's error if ctx ends first.
+func awaitWalk(ctx context.Context, cfg *config, v *lockview.View, root string) error {
+	bound := lsWalkBound
+	if cfg.timeout > 0 {
+		bound = cfg.timeout
+	}
+	select {
+	case <-v.Ready():
+	case <-time.After(bound):
+		return fmt.Errorf("the walk of %s did not finish within %v", root, bound)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-v.Polled():
+	case <-time.After(lsPollBound):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
 }
 
 // writeOverview prints the overview as a table, or as JSON (indented, or
