@@ -61,11 +61,6 @@ func (k EventKind) String() string {
 // later EventReleased or EventLost, or else EventAcquireFailed; so a span
 // of the wait and one of the hold can be built from them. A semaphore's
 // acquire reports its lease, once the semaphore's internal lock is held.
-//
-// Context, on EventAcquired, EventReleased, EventLost and EventRetry, carries
-// the values of the context given to the acquire (Lock, Acquire, Run, ...):
-// a tracer finds the caller's span there (contrib/otel does). It is not
-// the acquire's deadline or cancellation; it is nil on other events.
 type Event struct {
 	Kind    EventKind
 	State   State         // EventState: the new state
@@ -85,8 +80,9 @@ type Event struct {
 	// (or a leader's term) whose revocation was asked (WithRevocable);
 	// nil for a release the holder chose alone.
 	Cause error
-	// Context carries the values of the acquire's context (a tracer's
-	// span, say) on every event of an acquire and its hold; nil on
+	// Context carries the values of the context given to the acquire
+	// (Lock, Acquire, Run, ...; a tracer's span, as contrib/otel reads it)
+	// on every event of an acquire and its hold, and on EventRetry; nil on
 	// EventState. It may be done already: read its values, not its end.
 	Context context.Context
 }

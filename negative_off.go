@@ -2,26 +2,14 @@
 
 package zklock
 
-// Test-only hooks for the reliability suite's negative controls (see
-// reliability/ and negative_on.go). In every normal build they are false
-// constants and the compiler removes the code they guard.
+// Test-only hooks for the reliability suite's negative controls N2–N9
+// (docs/reliability.md, negative_on.go): false constants in every normal
+// build, so the compiler removes the code they guard.
 const (
-	// negTrustWatch (N2): take the lock when the watched predecessor is
-	// deleted even where that is unsound, without listing again.
-	negTrustWatch = false
-	// negStringSort (N4): order contenders by their names as strings
-	// instead of by sequence number.
-	negStringSort = false
-	// negNoNodeWatch (N5): holders do not watch their own node, so a
-	// deletion by another client goes unnoticed while connected.
-	negNoNodeWatch = false
-	// negNoSync and negWaitOwn (N6): search for the node of an ambiguous
-	// create without a sync first, and wait on a node of our own
-	// acquisition queued ahead of ours as on anyone's.
-	negNoSync  = false
-	negWaitOwn = false
-	// negUnchecked (N9, with negNoNodeWatch): a schedule claims its ticks
-	// without the check of the leader's node (schedule_zk.go), so a leader
-	// whose node was deleted, and who did not notice, claims.
-	negUnchecked = false
+	negTrustWatch  = false // N2: take the lock on a predecessor's deletion, not listing again
+	negStringSort  = false // N4: order contenders by name as strings
+	negNoNodeWatch = false // N5, N9: holders do not watch their own node
+	negNoSync      = false // N6: no sync before the search for an ambiguous create
+	negWaitOwn     = false // N6: wait on a node of our own acquisition as on anyone's
+	negUnchecked   = false // N9: claim ticks without the check of the leader's node
 )

@@ -44,12 +44,7 @@ func defaultSessionConfig() sessionConfig {
 	}
 }
 
-// The range of WithSessionTimeout. ZooKeeper's protocol carries the
-// timeout as an int32 of milliseconds (go-zookeeper truncates anything
-// else to 0 or a negative number), and below 100ms go-zookeeper's own
-// handshake deadline (ten times two thirds of it) is too short to tell a
-// server from an unreachable one. A server negotiates what it is asked
-// into its own range, 2 to 20 ticks by default (4s to 40s).
+// The range of WithSessionTimeout (docs/protocol.md#limits says why).
 const (
 	MinSessionTimeout = 100 * time.Millisecond
 	MaxSessionTimeout = time.Duration(math.MaxInt32) * time.Millisecond
