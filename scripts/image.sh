@@ -30,6 +30,8 @@ packages="ca-certificates"
 
 die() { echo "image: $*" >&2; exit 1; }
 say() { echo "image: $*" >&2; }
+# shellcheck source=scripts/image-lib.sh
+. scripts/image-lib.sh
 
 tags=() base_only=0 soft=0 tmp=()
 trap 'rm -rf "${tmp[@]}"' EXIT
@@ -44,83 +46,29 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-command -v docker >/dev/null || { [ "$soft" = 1 ] && { say "no docker CLI: no image built"; exit 0; }; false; } ||
-	die "the docker CLI is not installed (apt-get install docker.io)"
-if ! info_err=$(docker info --format '{{.ServerVersion}}' 2>&1 >/dev/null); then
-	[ "$soft" = 1 ] && { say "no Docker engine answers (${info_err//$'\n'/ }): no image built"; exit 0; }
-	die "no Docker engine answers (docker info: ${info_err//$'\n'/ }); start dockerd or set DOCKER_HOST"
-fi
-
-# mirrors prints one "deb URI SUITE main" line per Debian mirror in apt's
-# sources (one-line .list files and deb822 .sources files) for bookworm,
-# bookworm-updates and bookworm-security, as scripts/zk-image.sh reads them.
-mirrors() {
-	local f
-	{
-		[ -f /etc/apt/sources.list ] && { echo "@list"; cat /etc/apt/sources.list; }
-		for f in /etc/apt/sources.list.d/*.list; do [ -f "$f" ] && { echo "@list"; cat "$f"; }; done
-		for f in /etc/apt/sources.list.d/*.sources; do [ -f "$f" ] && { echo "@deb822"; cat "$f"; echo; }; done
-		true
-	} | awk -v want="$suite" '
-	function emit(uri, suites,   n, a, i) {
-		if (uri !~ /debian/) return
-		n = split(suites, a, /[ \t]+/)
-		for (i = 1; i <= n; i++)
-			if (a[i] == want || a[i] == want "-updates" || a[i] == want "-security")
-				print "deb " uri " " a[i] " main"
-	}
-	function flush() {
-		if (types ~ /(^|[ \t])deb([ \t]|$)/ && enabled != "no") { n = split(uris, u, /[ \t]+/); for (j = 1; j <= n; j++) emit(u[j], suites) }
-		types = uris = suites = enabled = ""
-	}
-	/^@list$/ { flush(); fmt = "list"; next }
-	/^@deb822$/ { flush(); fmt = "deb822"; next }
-	fmt == "deb822" {
-		if ($0 ~ /^[ \t]*$/) { flush(); next }
-		if ($0 ~ /^#/) next
-		k = tolower($1); sub(/:$/, "", k); v = $0; sub(/^[^:]*:[ \t]*/, "", v)
-		if (k == "types") types = v; else if (k == "uris") uris = v; else if (k == "suites") suites = v; else if (k == "enabled") enabled = v
-		next
-	}
-	fmt == "list" && /^[ \t]*deb[ \t]/ { sub(/\[[^]]*\]/, ""); emit($2, $3) }
-	END { flush() }
-	' | awk '!seen[$0]++'
-}
+need_engine "$soft"
 
 mapfile -t sources < <(mirrors)
 [ ${#sources[@]} -gt 0 ] || die "no Debian $suite mirror found in /etc/apt/sources.list or /etc/apt/sources.list.d/"
 section=$(sed -n '/^# BASE-RECIPE-BEGIN/,/^# BASE-RECIPE-END/p' "$self") && [ -n "$section" ] || die "cannot read the base's recipe in $self"
-recipe=$( { echo "$section"; echo "$packages"; printf '%s\n' "${sources[@]}"; uname -m; } | sha256sum | cut -c1-12)
+recipe=$( { echo "$section"; cat scripts/image-lib.sh; echo "$packages"; printf '%s\n' "${sources[@]}"; uname -m; } | sha256sum | cut -c1-12)
 base=$base_repo:$suite-$recipe
 
 # BASE-RECIPE-BEGIN
 build_base() {
-	if ! command -v mmdebstrap >/dev/null; then
-		[ "$(id -u)" = 0 ] || die "mmdebstrap is missing; install it as root: apt-get install mmdebstrap"
-		say "installing mmdebstrap"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap >/dev/null 2>&1 ||
-			{ apt-get update -qq >/dev/null 2>&1 || true; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap >/dev/null; } ||
-			die "apt-get install mmdebstrap failed"
-	fi
-	[ "$(id -u)" = 0 ] || command -v unshare >/dev/null || die "not root and no unshare: mmdebstrap cannot build a root file system"
+	need_mmdebstrap
 	local work began
 	work=$(mktemp -d /tmp/zklock-image-XXXXXX)
 	tmp+=("$work")
 	began=$(date +%s)
 	say "building the $suite root file system from ${sources[0]#deb } (cold build: a minute or two)"
-	mmdebstrap --quiet --variant=essential --include="$packages" \
-		--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
-		--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*' \
-		--dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/lintian/*' \
-		--aptopt='APT::Install-Recommends "false"' \
+	mmdebstrap_slim --quiet --include="$packages" \
 		--customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/* "$1"/var/log/* "$1"/usr/share/man' \
 		"$suite" "$work/root.tar" "${sources[@]}" >&2 ||
 		die "mmdebstrap failed (see above); the mirrors were: ${sources[*]}"
 	docker import --change 'CMD ["bash"]' --change "LABEL org.zklock.recipe=$recipe" \
 		"$work/root.tar" "$base" >/dev/null || die "docker import failed"
-	# Drop the bases of older recipes (not used by any container).
-	docker images --format '{{.Repository}}:{{.Tag}}' "$base_repo" | grep -F "$base_repo:$suite-" | grep -vxF "$base" |
-		xargs -r docker rmi >/dev/null 2>&1 || true
+	drop_older "$base_repo" "$suite-" "$base"
 	say "built $base in $(($(date +%s) - began))s"
 }
 # BASE-RECIPE-END

@@ -35,6 +35,8 @@ packages="libzookeeper-java,libslf4j-java,default-jre-headless,iproute2,iptables
 
 die() { echo "zk-image: $*" >&2; exit 1; }
 say() { echo "zk-image: $*" >&2; }
+# shellcheck source=scripts/image-lib.sh
+. "$(dirname "$0")/image-lib.sh"
 
 mode=build
 soft=0
@@ -51,47 +53,7 @@ for a in "$@"; do
 done
 [ ${#versions[@]} -gt 0 ] || versions=(3.9 3.8)
 
-# mirrors prints one "deb URI SUITE main" line per Debian mirror configured
-# in apt's sources (one-line .list files and deb822 .sources files), for the
-# suites bookworm, bookworm-updates and bookworm-security.
-mirrors() {
-	local f
-	{
-		[ -f /etc/apt/sources.list ] && { echo "@list"; cat /etc/apt/sources.list; }
-		for f in /etc/apt/sources.list.d/*.list; do [ -f "$f" ] && { echo "@list"; cat "$f"; }; done
-		for f in /etc/apt/sources.list.d/*.sources; do [ -f "$f" ] && { echo "@deb822"; cat "$f"; echo; }; done
-		true
-	} | awk -v want="$suite" '
-	function emit(uri, suites,   n, a, i) {
-		if (uri !~ /debian/) return
-		n = split(suites, a, /[ \t]+/)
-		for (i = 1; i <= n; i++)
-			if (a[i] == want || a[i] == want "-updates" || a[i] == want "-security")
-				print "deb " uri " " a[i] " main"
-	}
-	function flush() {
-		if (types ~ /(^|[ \t])deb([ \t]|$)/ && enabled != "no") { n = split(uris, u, /[ \t]+/); for (j = 1; j <= n; j++) emit(u[j], suites) }
-		types = uris = suites = enabled = ""
-	}
-	/^@list$/ { flush(); fmt = "list"; next }
-	/^@deb822$/ { flush(); fmt = "deb822"; next }
-	fmt == "deb822" {
-		if ($0 ~ /^[ \t]*$/) { flush(); next }
-		if ($0 ~ /^#/) next
-		k = tolower($1); sub(/:$/, "", k); v = $0; sub(/^[^:]*:[ \t]*/, "", v)
-		if (k == "types") types = v; else if (k == "uris") uris = v; else if (k == "suites") suites = v; else if (k == "enabled") enabled = v
-		next
-	}
-	fmt == "list" && /^[ \t]*deb[ \t]/ { sub(/\[[^]]*\]/, ""); emit($2, $3) }
-	END { flush() }
-	' | awk '!seen[$0]++'
-}
-
-command -v docker >/dev/null || { [ "$soft" = 1 ] && { say "no docker CLI: no image built; the containers backend's tests will skip"; exit 0; }; false; } || die "the docker CLI is not installed (apt-get install docker.io); a Docker engine is needed to import the image"
-if ! info_err=$(docker info --format '{{.ServerVersion}}' 2>&1 >/dev/null); then
-	[ "$soft" = 1 ] && { say "no Docker engine answers (${info_err//$'\n'/ }): no image built; the containers backend's tests will skip"; exit 0; }
-	die "no Docker engine answers (docker info: ${info_err//$'\n'/ }); start dockerd or set DOCKER_HOST"
-fi
+need_engine "$soft" "the containers backend's tests will skip"
 
 mapfile -t sources < <(mirrors)
 [ ${#sources[@]} -gt 0 ] || die "no Debian $suite mirror found in /etc/apt/sources.list or /etc/apt/sources.list.d/ (want a 'deb URI $suite main' line or a deb822 entry)"
@@ -102,7 +64,7 @@ tag_of() {
 	if [ "$1" = 3.9 ]; then
 		extra=$(cat "$cache/zookeeper-3.9/version" 2>/dev/null) || die "no ZooKeeper 3.9 in $cache/zookeeper-3.9: run scripts/fetch-newer.sh (make deps)"
 	fi
-	echo "$repo:$1-$( { cat "$0"; printf '%s\n' "${sources[@]}"; uname -m; echo "$extra"; } | sha256sum | cut -c1-12)"
+	echo "$repo:$1-$( { cat "$0" "$(dirname "$0")/image-lib.sh"; printf '%s\n' "${sources[@]}"; uname -m; echo "$extra"; } | sha256sum | cut -c1-12)"
 }
 todo=()
 for v in "${versions[@]}"; do
@@ -119,14 +81,7 @@ for v in "${versions[@]}"; do
 done
 [ "$mode" != tag ] && [ ${#todo[@]} -gt 0 ] || exit 0
 
-if ! command -v mmdebstrap >/dev/null; then
-	[ "$(id -u)" = 0 ] || die "mmdebstrap is missing; install it as root: apt-get install mmdebstrap"
-	say "installing mmdebstrap"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap >/dev/null 2>&1 ||
-		{ apt-get update -qq >/dev/null 2>&1 || true; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap >/dev/null; } ||
-		die "apt-get install mmdebstrap failed"
-fi
-[ "$(id -u)" = 0 ] || command -v unshare >/dev/null || die "not root and no unshare: mmdebstrap cannot build a root file system"
+need_mmdebstrap
 
 work=$(mktemp -d /tmp/zk-image-XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -180,12 +135,7 @@ if compgen -G '/var/cache/apt/archives/*.deb' >/dev/null; then
 fi
 
 say "building the root file system of ${todo[*]} from ${sources[0]#deb } (cold build: a few minutes)"
-mmdebstrap --variant=essential --include="$packages" \
-	--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
-	--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*' \
-	--dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/lintian/*' \
-	--aptopt='APT::Install-Recommends "false"' \
-	"${hooks[@]}" \
+mmdebstrap_slim --include="$packages" "${hooks[@]}" \
 	--setup-hook='mkdir -p "$1/usr/share/man/man1"' \
 	--customize-hook='mkdir -p "$1/usr/local/bin" "$1/data" "$1/datalog" "$1/logs" "$1/conf"' \
 	--customize-hook="cp '$work/docker-entrypoint.sh' \"\$1/docker-entrypoint.sh\"" \
@@ -218,9 +168,7 @@ for v in "${todo[@]}"; do
 		--change "LABEL org.zklock.recipe=${tag##*-} org.zklock.rootfs=$content org.zklock.zookeeper=$v" \
 		"$tar" "$tag" >/dev/null || die "docker import failed"
 	docker tag "$tag" "$repo:$v"
-	# Drop the images of older recipes (not used by any container).
-	docker images --format '{{.Repository}}:{{.Tag}}' "$repo" | grep -F "$repo:$v-" | grep -vxF "$tag" |
-		xargs -r docker rmi >/dev/null 2>&1 || true
+	drop_older "$repo" "$v-" "$tag"
 	size=$(docker image inspect --format '{{.Size}}' "$tag")
 	say "built $tag ($((size / 1024 / 1024)) MiB) in $(($(date +%s) - began))s"
 	echo "$tag"
