@@ -389,6 +389,27 @@ func TestC4SurvivalRejectsLossAndExpiry(t *testing.T) {
 	missed := good()
 	missed.fault(FaultAllDown, "all", 100, 200)
 	only(t, CheckSurvival(Analyze(*missed), sv), "C4")
+
+	// A fault delivered past the loss limit (planned 100 ms, lasted 5 s)
+	// excuses the losses it can cause, and only those.
+	sv.LossLimit, sv.Session = 2*time.Second, 4*time.Second
+	long := func(at int64, e Event) []Violation {
+		h := good()
+		h.fault(FaultAllDown, "all", 100, 5100)
+		h.add(150, Event{Kind: KindState, Worker: "w1", Client: 1, Session: 0x101, Name: "suspended"})
+		return CheckSurvival(Analyze(*h.add(at, e)), sv)
+	}
+	loss := Event{Kind: KindLoss, Worker: "w1", Client: 1, Op: 1}
+	expired := Event{Kind: KindState, Worker: "w1", Client: 1, Name: "expired"}
+	require.Empty(t, long(2200, loss), "suspended past the loss limit")
+	require.Empty(t, long(5200, expired), "past the session timeout")
+	only(t, long(1900, loss), "C4")    // sooner than the loss limit allows
+	only(t, long(7200, loss), "C4")    // long after the fault
+	only(t, long(4000, expired), "C4") // sooner than the session timeout
+	short := good()
+	short.fault(FaultAllDown, "all", 100, 1900) // within the limit
+	short.add(150, Event{Kind: KindState, Worker: "w1", Client: 1, Session: 0x101, Name: "suspended"})
+	only(t, CheckSurvival(Analyze(*short.add(2200, loss)), sv), "C4")
 }
 
 // A SIGKILLed holder holds nothing after the kill: the next holder (after

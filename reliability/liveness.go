@@ -127,7 +127,11 @@ func expiredWaiters(h *History, cfg CheckConfig) []Violation {
 // (cfg.Survive): no hold is lost, no session expires, and at least one
 // session was suspended by the faults (otherwise the scenario proved
 // nothing). That holders keep their node and token is C3's check of the
-// re-read before release.
+// re-read before release. A fault the harness delivered longer than
+// planned (servers slow to start on a loaded machine) and past the loss
+// limit or the session timeout excuses a loss or an expiry that came at
+// least that long after it began, and no later than that long after it
+// ended: then losing is the library's contract, not a violation.
 func CheckSurvival(h *History, cfg CheckConfig) []Violation {
 	if !cfg.Survive {
 		return nil
@@ -136,9 +140,9 @@ func CheckSurvival(h *History, cfg CheckConfig) []Violation {
 	suspended := 0
 	for _, e := range h.Events {
 		switch {
-		case e.Kind == KindLoss:
+		case e.Kind == KindLoss && !h.overran(e.T, int64(cfg.LossLimit)):
 			out = append(out, Violation{"C4", fmt.Sprintf("%s: hold lost under a fault shorter than the loss limit: %s", e.HoldID(), e.Err), e.T, e.T})
-		case e.Kind == KindState && e.Name == "expired":
+		case e.Kind == KindState && e.Name == "expired" && !h.overran(e.T, int64(cfg.Session)):
 			out = append(out, Violation{"C4", fmt.Sprintf("%s client %d: session %#x expired under a fault shorter than the session timeout", e.Worker, e.Client, e.Session), e.T, e.T})
 		case e.Kind == KindState && e.Name == "suspended":
 			suspended++
@@ -148,6 +152,20 @@ func CheckSurvival(h *History, cfg CheckConfig) []Violation {
 		out = append(out, Violation{"C4", fmt.Sprintf("%d faults and no session suspended: the faults missed", len(h.Faults)), 0, 0})
 	}
 	return out
+}
+
+// overran reports whether t lies in [Start+limit, End+limit] of a fault
+// that lasted longer than limit (a positive duration).
+func (h *History) overran(t, limit int64) bool {
+	if limit <= 0 {
+		return false
+	}
+	for _, f := range h.Faults {
+		if f.End != math.MaxInt64 && f.End-f.Start > limit && t >= f.Start+limit && t <= f.End+limit {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckCleanState is C5: after every client closed, no node is left under
