@@ -36,8 +36,9 @@ func TestIntegration_ResyncRestartsASnapshotFollower(t *testing.T) {
 	require.Error(t, c.SetLag(f, time.Second))
 	require.NoError(t, c.SetLag(f, 0))
 
+	before := len(lb.restarted) // a start may already have restarted a member
 	require.NoError(t, lb.resync(ctx, c))
-	require.Equal(t, []int{f}, lb.restarted)
+	require.Equal(t, []int{f}, lb.restarted[before:])
 	require.False(t, lb.relays.unheld[f].Load(), "restarted, the follower synced by DIFF")
 	require.NoError(t, c.SetLag(f, time.Second))
 	require.NoError(t, c.SetLag(f, 0))
