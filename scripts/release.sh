@@ -12,7 +12,8 @@
 # internal/): its commit, or an earlier one whose every later library commit the document
 # names; and internal/release's test builds a module
 # proxy from the tree at that version and resolves and builds every published module from it
-# with go get, offline. Then it prints the git commands that tag HEAD and push the tags: the root
+# with go get, offline; make dist builds the release's files at that version (PLATFORMS
+# narrows it) and SHA256SUMS is checked. Then it prints the git commands that tag HEAD and push the tags: the root
 # module (vX.Y.Z) and the nested ones (zktest/containers/vX.Y.Z, contrib/prometheus/vX.Y.Z, contrib/otel/vX.Y.Z).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,6 +67,15 @@ make --no-print-directory vet >/dev/null || die "make vet failed"
 if [ "$test" = 1 ]; then
 	(cd internal/release && "$GO" test -count=1 .) >/dev/null || die "the module proxy test failed (cd internal/release && go test -v .)"
 fi
+
+# The release's files: make dist at the version, checked against its SHA256SUMS.
+VERSION="$version" scripts/dist.sh >/dev/null || die "make dist failed (VERSION=$version scripts/dist.sh)"
+(cd dist && sha256sum --quiet -c SHA256SUMS) || die "dist/SHA256SUMS does not match the files in dist/"
+for b in dist/zklock-*; do
+	case "$b" in *"-$("$GO" env GOOS)-$("$GO" env GOARCH)") "$b" --version | grep -q "^zklock $version " ||
+		die "$b --version does not name $version: $("$b" --version)" ;; esac
+done
+echo "release: dist/ holds $(grep -c . dist/SHA256SUMS) files of $version; SHA256SUMS checked"
 
 echo "release: $version at $(git rev-parse --short HEAD) is ready; to publish it:"
 for t in "${tags[@]}"; do
