@@ -1,6 +1,11 @@
 # zklock: every target installs what it needs (Debian/Ubuntu, as root).
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
+# A race build sleeps 1 s as it exits (atexit_sleep_ms, so that a report under way in
+# another goroutine is finished); 50 ms does that too. The tests start hundreds of
+# race-built processes (workers, examples, the command), each paying it.
+GORACE ?= atexit_sleep_ms=50
+export GORACE
 
 .PHONY: all deps test test-stages unittest vet demo zk-start zk-stop zk-version zk-image bench bench-full bench-ab reliability reliability-negative reliability-containers soak fmt release dist image deploy-test
 
