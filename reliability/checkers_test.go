@@ -403,9 +403,10 @@ func TestC4SurvivalRejectsLossAndExpiry(t *testing.T) {
 	expired := Event{Kind: KindState, Worker: "w1", Client: 1, Name: "expired"}
 	require.Empty(t, long(2200, loss), "suspended past the loss limit")
 	require.Empty(t, long(5200, expired), "past the session timeout")
-	only(t, long(1900, loss), "C4")    // sooner than the loss limit allows
+	require.Empty(t, long(900, loss), "a ping interval (T/3) before the limit: heard last before the fault")
+	only(t, long(700, loss), "C4")     // sooner than the loss limit allows
 	only(t, long(7200, loss), "C4")    // long after the fault
-	only(t, long(4000, expired), "C4") // sooner than the session timeout
+	only(t, long(2700, expired), "C4") // sooner than the session timeout
 	short := good()
 	short.fault(FaultAllDown, "all", 100, 1900) // within the limit
 	short.add(150, Event{Kind: KindState, Worker: "w1", Client: 1, Session: 0x101, Name: "suspended"})

@@ -130,8 +130,9 @@ func expiredWaiters(h *History, cfg CheckConfig) []Violation {
 // re-read before release. A fault the harness delivered longer than
 // planned (servers slow to start on a loaded machine) and past the loss
 // limit or the session timeout excuses a loss or an expiry that came at
-// least that long after it began, and no later than that long after it
-// ended: then losing is the library's contract, not a violation.
+// least that long after it began (less a ping interval, T/3: the loss
+// limit counts from the last reply heard), and no later than that long
+// after it ended: then losing is the library's contract, not a violation.
 func CheckSurvival(h *History, cfg CheckConfig) []Violation {
 	if !cfg.Survive {
 		return nil
@@ -140,9 +141,9 @@ func CheckSurvival(h *History, cfg CheckConfig) []Violation {
 	suspended := 0
 	for _, e := range h.Events {
 		switch {
-		case e.Kind == KindLoss && !h.overran(e.T, int64(cfg.LossLimit)):
+		case e.Kind == KindLoss && !h.overran(e.T, int64(cfg.LossLimit), int64(cfg.Session/3)):
 			out = append(out, Violation{"C4", fmt.Sprintf("%s: hold lost under a fault shorter than the loss limit: %s", e.HoldID(), e.Err), e.T, e.T})
-		case e.Kind == KindState && e.Name == "expired" && !h.overran(e.T, int64(cfg.Session)):
+		case e.Kind == KindState && e.Name == "expired" && !h.overran(e.T, int64(cfg.Session), int64(cfg.Session/3)):
 			out = append(out, Violation{"C4", fmt.Sprintf("%s client %d: session %#x expired under a fault shorter than the session timeout", e.Worker, e.Client, e.Session), e.T, e.T})
 		case e.Kind == KindState && e.Name == "suspended":
 			suspended++
@@ -154,14 +155,14 @@ func CheckSurvival(h *History, cfg CheckConfig) []Violation {
 	return out
 }
 
-// overran reports whether t lies in [Start+limit, End+limit] of a fault
-// that lasted longer than limit (a positive duration).
-func (h *History) overran(t, limit int64) bool {
+// overran reports whether t lies in [Start+limit-early, End+limit] of a
+// fault that lasted longer than limit (a positive duration).
+func (h *History) overran(t, limit, early int64) bool {
 	if limit <= 0 {
 		return false
 	}
 	for _, f := range h.Faults {
-		if f.End != math.MaxInt64 && f.End-f.Start > limit && t >= f.Start+limit && t <= f.End+limit {
+		if f.End != math.MaxInt64 && f.End-f.Start > limit && t >= f.Start+limit-early && t <= f.End+limit {
 			return true
 		}
 	}
