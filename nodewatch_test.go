@@ -282,8 +282,14 @@ func TestIntegration_DeletionZxid(t *testing.T) {
 	admin := c.Connect(t, 10*time.Second)
 	v, err := c.ServerVersion(0)
 	require.NoError(t, err)
+	// The directories are persistent: a container emptied by the delete
+	// may be reaped (every 100 ms here) before its pzxid is read.
+	_, err = admin.Create("/zxid", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
 	for _, name := range []string{"short", strings.Repeat("long-", 60)} { // the second's path is too long to be kept
 		p := "/zxid/" + name
+		_, err := admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
 		before := states.len()
 		h, err := newMutex(t, s, p).Lock(ctxTimeout(t, 10*time.Second))
 		require.NoError(t, err)
@@ -295,8 +301,9 @@ func TestIntegration_DeletionZxid(t *testing.T) {
 		}, 10*time.Second, 5*time.Millisecond)
 		require.NoError(t, admin.Delete(h.Node(), -1))
 		<-h.Done()
-		_, stat, err := admin.Exists(p)
+		ok, stat, err := admin.Exists(p)
 		require.NoError(t, err)
+		require.True(t, ok, "the persistent directory %s is gone", p)
 		var de *zklock.DeletedError
 		require.ErrorAs(t, h.Err(), &de)
 		require.ErrorIs(t, h.Err(), zklock.ErrNodeDeleted)
