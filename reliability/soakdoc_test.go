@@ -11,11 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// libraryPaths are the library's files as the release soak counts them:
-// the root package's non-test .go files and internal/ (git pathspecs, from
-// the repository's top).
-var libraryPaths = []string{":(top,glob)*.go", ":(top,exclude,glob)*_test.go", ":(top)internal"}
-
 // docs/reliability-results.md opens with the release soak's summary line,
 // which names the commit whose library code the soak ran. The library may
 // move on between releases (the next release soaks its own final code):
@@ -41,7 +36,10 @@ func TestSoakLineNamesTheLibraryCode(t *testing.T) {
 	if _, err := git("cat-file", "-e", code+"^{commit}"); err != nil {
 		t.Skipf("the soak's commit %s is not in this clone (a shallow one?)", code[:12])
 	}
-	later, err := git(append([]string{"log", "--format=%h", "--abbrev=7", code + "..HEAD", "--"}, libraryPaths...)...)
+	// The library's files as the release soak counts them (git pathspecs).
+	paths, err := exec.Command("../scripts/library-paths.sh").Output()
+	require.NoError(t, err)
+	later, err := git(append([]string{"log", "--format=%h", "--abbrev=7", code + "..HEAD", "--"}, strings.Fields(string(paths))...)...)
 	require.NoError(t, err)
 	var unsoaked []string
 	for _, c := range strings.Fields(later) {

@@ -55,7 +55,8 @@ line=$(grep -m1 -E '^[[:space:]]*soak: ' docs/reliability-results.md || true)
 code=$(sed -n 's/^[[:space:]]*soak: code=\([0-9a-f]\{40\}\) .*/\1/p' <<<"$line")
 [ -n "$code" ] || die "docs/reliability-results.md has no \"soak: code=<commit> ...\" line"
 git cat-file -e "$code^{commit}" 2>/dev/null || die "the soak's commit $code is not in this repository"
-library_paths=(':(top,glob)*.go' ':(top,exclude,glob)*_test.go' ':(top)internal')
+mapfile -t library_paths < <(scripts/library-paths.sh)
+[ ${#library_paths[@]} -gt 0 ] || die "scripts/library-paths.sh failed"
 unsoaked=()
 for c in $(git log --format=%h --abbrev=7 "$code..HEAD" -- "${library_paths[@]}"); do
 	grep -q "$c" docs/reliability-results.md || unsoaked+=("$c")

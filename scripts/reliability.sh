@@ -44,12 +44,12 @@ summary() {
 tags=()
 timeout=15m
 # export_code exports the library code under test, which each soak run records
-# (SoakRecord.Code): the last commit that changed the library's files (the root
-# package's non-test .go files and internal/), so that commits of docs or tests
-# alone do not change it; marked +modified when the files differ from HEAD's.
-library_paths=(':(top,glob)*.go' ':(top,exclude,glob)*_test.go' ':(top)internal')
+# (SoakRecord.Code): the last commit that changed the library's files
+# (scripts/library-paths.sh), so that commits of docs, tests or tools alone do
+# not change it; marked +modified when the files differ from HEAD's.
 export_code() {
-	local code
+	local code library_paths
+	mapfile -t library_paths < <(scripts/library-paths.sh) && [ ${#library_paths[@]} -gt 0 ] || return 0
 	code=$(git log -1 --format=%H HEAD -- "${library_paths[@]}" 2>/dev/null) && [ -n "$code" ] || return 0
 	git diff --quiet HEAD -- "${library_paths[@]}" || code="$code+modified"
 	export RELIABILITY_CODE="$code"
