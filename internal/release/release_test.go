@@ -188,7 +188,7 @@ func TestReleaseScript(t *testing.T) {
 	git("commit", "-q", "-am", "the soak line")
 	release := func() (string, error) {
 		cmd := exec.Command(filepath.Join(dir, "scripts", "release.sh"), "--no-test")
-		cmd.Env = append(os.Environ(), "PLATFORMS="+runtime.GOOS+"/"+runtime.GOARCH) // one platform: make dist's own test builds all four
+		cmd.Env = append(ownMake(os.Environ()), "PLATFORMS="+runtime.GOOS+"/"+runtime.GOARCH) // one platform: make dist's own test builds all four
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
@@ -231,4 +231,20 @@ func TestReleaseScript(t *testing.T) {
 	out, err = release()
 	require.Error(t, err)
 	require.Contains(t, out, "release: tag zktest/containers/"+version+" exists already")
+}
+
+// ownMake returns env without the variables by which a make passes its
+// jobs and options to the makes it runs (make test runs this test as one
+// of its stages, with -j and -O): the copy's make runs on its own, as a
+// user's would, not as a job of ours waiting on our output lock.
+func ownMake(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		switch name, _, _ := strings.Cut(kv, "="); name {
+		case "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES":
+		default:
+			out = append(out, kv)
+		}
+	}
+	return out
 }
