@@ -25,6 +25,7 @@ import (
 // the cleaner's delete then ran under its new holder, and the next waiter
 // held beside it (S22, C1).
 func TestIntegration_CreateUnderUnseenSessionGetsNewPrefix(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	admin := c.Connect(t, 10*time.Second)
 	for _, p := range []string{"/unseen", "/unseen/lock"} { // persistent: the first create needs no parents
@@ -109,6 +110,7 @@ func createQueued() bool {
 // syncs the follower first, finds the node and adopts it: one create, one
 // node, and the lock is taken, not waited for on our own node.
 func TestIntegration_AmbiguousCreateOnLaggingFollower(t *testing.T) {
+	t.Parallel()
 	c := zktest.StartEnsemble(t, zktest.WithQuorumRelay())
 	c.RequireFaults(t)
 	leader, err := c.Leader()

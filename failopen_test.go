@@ -45,6 +45,7 @@ func TestIntegration_AcquireRidesOutAnOutage(t *testing.T) {
 }
 
 func TestIntegration_UnreachablePastTheDeadline(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	p := c.Proxy(t)
 	s := connect(t, c, zklock.WithDialer(p.Dialer()))
@@ -84,6 +85,7 @@ func TestIntegration_UnreachablePastTheDeadline(t *testing.T) {
 
 // WithFailOpen never applies to a lock that is merely busy.
 func TestIntegration_FailOpenWaitsForABusyLock(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	s := connect(t, c)
 	holder, err := newMutex(t, s, "/locks/busy").Lock(ctxTimeout(t, 10*time.Second))

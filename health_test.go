@@ -120,6 +120,7 @@ const (
 // the resigned one's term ends with ErrUnhealthy, and it joins the queue
 // again once its check passes.
 func TestIntegration_UnhealthyLeaderReplaced(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	hA, hB := &switchable{}, &switchable{}
 	sA, sB := connect(t, c, zklock.WithLossLimit(0)), connect(t, c, zklock.WithLossLimit(0))
@@ -188,6 +189,7 @@ func TestIntegration_UnhealthyLeaderReplaced(t *testing.T) {
 // healthy leader nor a healthy standby leaves; a standby whose check fails
 // leaves the queue (it campaigns only while healthy), and comes back.
 func TestIntegration_HealthyStandbyNeverResigns(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	hA, hB := &switchable{}, &switchable{}
 	sA, sB := connect(t, c, zklock.WithLossLimit(0)), connect(t, c, zklock.WithLossLimit(0))

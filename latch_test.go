@@ -71,6 +71,7 @@ func nextLeader(t *testing.T, obs <-chan zklock.Participant, want string) zklock
 // leadership over both ways: our session closed while leading, the Curator
 // process killed while leading, our latch closed, Curator's latch closed.
 func TestIntegration_LeaderLatchCurator(t *testing.T) {
+	t.Parallel()
 	peers.Each(t, func(t *testing.T, g *peers.Generation) {
 		c := zktest.Start(t)
 		const path = "/latch/curator"
@@ -174,6 +175,7 @@ func TestIntegration_LeaderLatchCurator(t *testing.T) {
 // After its session expires, a leading latch rejoins at the back of the
 // queue, as Curator's does, and leads again later with a greater token.
 func TestIntegration_LeaderLatchRejoins(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	const path = "/latch/rejoin"
 	ctx := ctxTimeout(t, time.Minute)

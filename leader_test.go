@@ -143,6 +143,7 @@ func (sl *slot) close(t *testing.T) {
 }
 
 func TestIntegration_LeaderChurn(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	r := newRecorder()
 	const path = "/election/churn"
@@ -212,6 +213,7 @@ func TestIntegration_LeaderChurn(t *testing.T) {
 }
 
 func TestIntegration_LeaderCuratorTakesTurns(t *testing.T) {
+	t.Parallel()
 	peers.Each(t, func(t *testing.T, g *peers.Generation) {
 		c := zktest.Start(t)
 		const path = "/election/curator"

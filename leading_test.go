@@ -78,6 +78,7 @@ func TestIntegration_LeaderElectionIsLeader(t *testing.T) {
 // after its session expired (a lost term), leading again after it joined
 // again, not after Close.
 func TestIntegration_LeaderLatchIsLeader(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	s := connect(t, c)
 	l, err := zklock.NewLeaderLatch(s, "/latch/isleader", "one")

@@ -34,6 +34,7 @@ import (
 // under load the watch is armed, and fires at Release, before the cycle
 // ends.
 func TestIntegration_LockPathFiles(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "lockpath")

@@ -75,6 +75,7 @@ func TestIntegration_MultiLockOppositeOrders(t *testing.T) {
 // A multi-lock whose last member is held elsewhere gives up at its deadline
 // and leaves no node of its session in any member's directory.
 func TestIntegration_MultiLockDeadlineLeavesNothing(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	var mu sync.Mutex
 	var events []string

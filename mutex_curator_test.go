@@ -23,6 +23,7 @@ func waitEvent(t *testing.T, p *peers.Peer, name, kind string) peers.Event {
 // Our Mutex and Curator's InterProcessMutex on one path exclude each other,
 // both ways.
 func TestIntegration_CuratorMutexInterop(t *testing.T) {
+	t.Parallel()
 	peers.Each(t, func(t *testing.T, g *peers.Generation) {
 		c := zktest.Start(t)
 		s := connect(t, c)
@@ -93,6 +94,7 @@ func eventsFor(p *peers.Peer, name string) []peers.Event {
 // contenders), and a kazoo Lock with extra_lock_patterns=["-lock-"] waits for
 // us.
 func TestIntegration_KazooMutexInterop(t *testing.T) {
+	t.Parallel()
 	peers.Each(t, func(t *testing.T, g *peers.Generation) {
 		c := zktest.Start(t)
 		s := connect(t, c)

@@ -37,6 +37,7 @@ func TestValidateNamespace(t *testing.T) {
 // WithNamespace("app") exclude each other on /locks/x, both ways, and a
 // session without a namespace on /app/locks/x sees and joins the same queue.
 func TestIntegration_NamespaceCuratorInterop(t *testing.T) {
+	t.Parallel()
 	peers.Each(t, func(t *testing.T, g *peers.Generation) {
 		c := zktest.Start(t)
 		ns := connect(t, c, zklock.WithNamespace("app"))
@@ -239,6 +240,7 @@ func TestIntegration_NamespaceRecipes(t *testing.T) {
 
 // Our latch and Curator's, both in namespace "app", exclude each other.
 func TestIntegration_NamespaceLatchCurator(t *testing.T) {
+	t.Parallel()
 	peers.Each(t, func(t *testing.T, g *peers.Generation) {
 		c := zktest.Start(t)
 		ctx := ctxTimeout(t, time.Minute)

@@ -84,6 +84,7 @@ func multiView(t *testing.T, mh *zklock.MultiHold) *zklock.Hold {
 // the holder's node (or deletes it and creates one of the same name): the
 // hold is lost within one notification, while the next waiter acquires.
 func TestIntegration_NodeDeletedIsLoss(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	admin := connect(t, c)
 	var (

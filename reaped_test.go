@@ -60,6 +60,7 @@ func TestIntegration_ReapedDirectoryReadsEmpty(t *testing.T) {
 // ZooKeeper lists again once it is back, re-creates the directory and
 // enters anew, instead of stalling (Curator's CURATOR-724, fixed in 5.8).
 func TestIntegration_LatchDirectoryGoneWhileSuspended(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t, zktest.WithContainerCheckInterval(time.Hour))
 	px := c.Proxy(t)
 	s, err := zklock.Connect(c.Servers(), zklock.WithDialer(px.Dialer()), zklock.WithSessionTimeout(4*time.Second))

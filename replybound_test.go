@@ -162,6 +162,7 @@ func (c *violatingConn) Read(p []byte) (int, error) {
 // whether an acquire's error wraps ErrUnreachable, and whether WithFailOpen
 // runs without the lock on it.
 func TestIntegration_OnlyAnUnreachableZooKeeperIsUnreachable(t *testing.T) {
+	t.Parallel()
 	shortFrame := append(binary.BigEndian.AppendUint32(nil, 8), make([]byte, 8)...)
 	bigNotification := binary.BigEndian.AppendUint32(nil, 1<<30)
 	bigNotification = binary.BigEndian.AppendUint32(bigNotification, 0xffffffff) // xid -1
@@ -218,6 +219,7 @@ func TestIntegration_OnlyAnUnreachableZooKeeperIsUnreachable(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each waits out its own deadlines
 			s, path := tc.setup(t)
 			_, err := newMutex(t, s, path).Lock(ctxTimeout(t, 3*time.Second))
 			t.Logf("lock: %v", err)
@@ -254,6 +256,7 @@ func unconnected(t *testing.T, addr string) *zklock.Session {
 // listing) is locked, waited in and released, on the server's defaults
 // and the session's.
 func TestIntegration_LockInAHundredThousandChildren(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	const dir, n = "/locks/large", 100_000
 	conn := c.Connect(t, 30*time.Second)

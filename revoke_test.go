@@ -119,6 +119,7 @@ func TestIntegration_RevokeBadInput(t *testing.T) {
 // Curator's Revoker.attemptRevoke reaches our revocable holder, and our
 // Revoke reaches a revocable Curator InterProcessMutex's listener.
 func TestIntegration_RevokeCuratorInterop(t *testing.T) {
+	t.Parallel()
 	peers.Each(t, func(t *testing.T, g *peers.Generation) {
 		c := zktest.Start(t)
 		s := connect(t, c)

@@ -15,6 +15,7 @@ import (
 // lock: a Curator writer excludes our readers and writers, our writer
 // excludes Curator's readers and writers, and readers of both share.
 func TestIntegration_CuratorRWLockInterop(t *testing.T) {
+	t.Parallel()
 	peers.Each(t, func(t *testing.T, g *peers.Generation) {
 		c := zktest.Start(t)
 		s1, s2 := connect(t, c), connect(t, c)
@@ -81,6 +82,7 @@ func TestIntegration_CuratorRWLockInterop(t *testing.T) {
 // kazoo's write nodes (__lock__) count as writers and its read nodes
 // (__rlock__) as readers.
 func TestIntegration_KazooRWNodesCount(t *testing.T) {
+	t.Parallel()
 	peers.Each(t, func(t *testing.T, g *peers.Generation) {
 		c := zktest.Start(t)
 		s := connect(t, c)
@@ -122,6 +124,7 @@ func TestIntegration_KazooRWNodesCount(t *testing.T) {
 // kazoo 2.9 and later (whose ReadLock no longer waits for writers queued
 // behind it, kazoo#649).
 func TestIntegration_KazooRWSeesOurs(t *testing.T) {
+	t.Parallel()
 	peers.Each(t, func(t *testing.T, g *peers.Generation) {
 		c := zktest.Start(t)
 		s := connect(t, c)

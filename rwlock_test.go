@@ -80,6 +80,7 @@ func waitChildren(t *testing.T, s *zklock.Session, dir string, n int) []string {
 }
 
 func TestIntegration_RWReadersShareWriterExcludes(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	s1, s2, s3 := connect(t, c), connect(t, c), connect(t, c)
 	const p = "/locks/rw/share"
@@ -128,6 +129,7 @@ func TestIntegration_RWReadersShareWriterExcludes(t *testing.T) {
 // checked by both kinds on entry and exit, catch a reader inside with a
 // writer or two writers at once.
 func TestIntegration_RWExclusionCounters(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	sessions := []*zklock.Session{connect(t, c), connect(t, c)}
 	const p = "/locks/rw/counters"
@@ -255,6 +257,7 @@ func TestIntegration_RWFIFOAcrossKinds(t *testing.T) {
 // A write holder downgrades Curator 5.5's way, and a writer queued behind it
 // does not get in while the downgraded read is held.
 func TestIntegration_RWDowngrade(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	s1, s2, s3 := connect(t, c), connect(t, c), connect(t, c)
 	const p = "/locks/rw/downgrade"

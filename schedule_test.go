@@ -114,6 +114,7 @@ func runSchedule(t testing.TB, sc *zklock.Schedule, job func(context.Context, zk
 // half way: every tick from the first on runs exactly once, and the
 // history tells each outcome.
 func TestIntegration_ScheduleTwoSchedulersEachTickOnce(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	s1, s2 := connect(t, c, zklock.WithLossLimit(0)), connect(t, c, zklock.WithLossLimit(0))
 	log := newTickLog()
@@ -197,6 +198,7 @@ func TestIntegration_ScheduleTwoSchedulersEachTickOnce(t *testing.T) {
 // the old leader's hold fails in ZooKeeper (its check names a node that is
 // gone) and creates nothing.
 func TestIntegration_ScheduleExpiredLeader(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	s1, s2 := connect(t, c, zklock.WithLossLimit(0)), connect(t, c, zklock.WithLossLimit(0))
 	log := newTickLog()
@@ -255,6 +257,7 @@ func uncheckedClaim(conn *zk.Conn, path string, tick time.Time, token int64) err
 // test), the same claim fails. This shows the check is what keeps a
 // deposed leader out.
 func TestIntegration_ScheduleUncheckedClaimNegative(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	s1, s2 := connect(t, c, zklock.WithLossLimit(0)), connect(t, c, zklock.WithLossLimit(0))
 	log := newTickLog()
@@ -303,6 +306,7 @@ func TestIntegration_ScheduleUncheckedClaimNegative(t *testing.T) {
 
 // TestIntegration_ScheduleBadInput: refused at construction, with nothing sent.
 func TestIntegration_ScheduleBadInput(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	s := connect(t, c)
 	for _, tc := range []struct {
@@ -355,6 +359,7 @@ func TestIntegration_ScheduleBadInput(t *testing.T) {
 // claims only (WithHistory), and Finish of a deposed leader's tick writes
 // nothing.
 func TestIntegration_ScheduleHistoryBounded(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	s := connect(t, c, zklock.WithLossLimit(0))
 	log := newTickLog()

@@ -110,6 +110,7 @@ func mix(t *testing.T, admin *zk.Conn, n, rounds int, ours []func(context.Contex
 // Curator InterProcessSemaphoreMutex and our SemaphoreMutex on one path
 // never both hold.
 func TestIntegration_CuratorSemaphoreMutexInterop(t *testing.T) {
+	t.Parallel()
 	peers.Each(t, func(t *testing.T, g *peers.Generation) {
 		c := zktest.Start(t)
 		admin := c.Connect(t, sessionTimeout)
@@ -157,6 +158,7 @@ func TestIntegration_CuratorSemaphoreMutexInterop(t *testing.T) {
 // Curator InterProcessSemaphoreV2 with 2 leases and our Semaphore of 2 on
 // one path never exceed 2 holders together.
 func TestIntegration_CuratorSemaphoreInterop(t *testing.T) {
+	t.Parallel()
 	peers.Each(t, func(t *testing.T, g *peers.Generation) {
 		c := zktest.Start(t)
 		admin := c.Connect(t, sessionTimeout)
@@ -199,6 +201,7 @@ func TestIntegration_CuratorSemaphoreInterop(t *testing.T) {
 // reads nor minds the data); one of ours with another count is refused
 // while Curator holds, without disturbing Curator's lease.
 func TestIntegration_CuratorSemaphoreLeaseCount(t *testing.T) {
+	t.Parallel()
 	peers.Each(t, func(t *testing.T, g *peers.Generation) {
 		c := zktest.Start(t)
 		admin := c.Connect(t, sessionTimeout)
@@ -255,6 +258,7 @@ func (noT) Errorf(string, ...any) {}
 // whoever waits and whether the count is stored (ours store it, Curator's
 // do not). Once a holder releases, the waiter holds and no one waits.
 func TestIntegration_ParticipantsSemaphoreCuratorRule(t *testing.T) {
+	t.Parallel()
 	peers.Each(t, func(t *testing.T, g *peers.Generation) {
 		c := zktest.Start(t)
 		admin := c.Connect(t, sessionTimeout)

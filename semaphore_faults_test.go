@@ -38,6 +38,7 @@ func waitingForLease(t *testing.T, admin *zk.Conn, path string, lock func(contex
 // A waiter that gives up (deadline, cancel) or whose session expires leaves
 // neither its internal lock node nor its lease node behind.
 func TestIntegration_SemaphoreLeavesNoOrphans(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	admin := c.Connect(t, sessionTimeout)
 	holderSession := connect(t, c)

@@ -56,6 +56,7 @@ func (o *occupancy) leave() { o.inside.Add(-1) }
 // checks its token against its lease node's czxid while it holds, so a hold
 // lasts at least one round trip.
 func TestIntegration_SemaphoreNeverExceedsLeases(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	sessions := []*zklock.Session{connect(t, c), connect(t, c)}
 	for _, n := range []int{1, 3} {

@@ -70,6 +70,7 @@ func waitFor(t *testing.T, servers []string, d time.Duration, opts ...zklock.Ses
 // (wrong name), as is a member dialled by IP address, unless ServerName
 // names it (one name for every member, the way round before).
 func TestIntegration_TLSHostNameCertificates(t *testing.T) {
+	t.Parallel()
 	c := zktest.StartEnsemble(t, zktest.WithTLSHostNames("localhost", "zk2.zklock.test", "zk3.zklock.test"), zktest.WithTLSClientAuth())
 	servers := named(t, c)
 	dial := zklock.WithDialer(nameDialer("zk2.zklock.test", "zk3.zklock.test"))
@@ -121,6 +122,7 @@ func TestIntegration_TLSHostNameCertificates(t *testing.T) {
 // it. For an untrusted server (unknown authority), a wrong name, and a
 // client without the certificate the server requires.
 func TestIntegration_TLSFailureReasons(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t, zktest.WithTLSClientAuth()) // ZooKeeper 3.8 serves TLS 1.2 by default
 	c13 := zktest.Start(t, zktest.WithTLSClientAuth(), zktest.WithSystemProperty("zookeeper.ssl.protocol", "TLSv1.3"),
 		zktest.WithSystemProperty("zookeeper.ssl.enabledProtocols", "TLSv1.3"),

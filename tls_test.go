@@ -115,6 +115,7 @@ func TestIntegration_TLSRecipes(t *testing.T) {
 // With client certificates required, a session without one never
 // connects: WaitConnected fails at its deadline and nothing is created.
 func TestIntegration_TLSClientWithoutCertificateRefused(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t, zktest.WithTLSClientAuth())
 	noCert := c.TLS().ClientConfig()
 	noCert.Certificates = nil
@@ -148,6 +149,7 @@ func TestIntegration_TLSClientWithoutCertificateRefused(t *testing.T) {
 // stores from zktest) and our Mutex over TLS exclude each other on one
 // path, both ways.
 func TestIntegration_TLSCuratorMutexInterop(t *testing.T) {
+	t.Parallel()
 	peers.Each(t, func(t *testing.T, g *peers.Generation) {
 		c := zktest.Start(t, zktest.WithTLSClientAuth())
 		s, err := zklock.Connect(c.Servers(), zklock.WithTLS(c.TLS().ClientConfig()), zklock.WithSessionTimeout(4*time.Second))

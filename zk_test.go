@@ -18,6 +18,10 @@ import (
 	"github.com/zklock/zklock/zktest"
 )
 
+// The tests that wait on their own servers more than they compute call
+// t.Parallel; those that measure memory, allocations, time or request
+// counts, or share package state, do not, so they run alone (Go runs a
+// package's parallel tests after its others).
 func TestMain(m *testing.M) {
 	// A dial given up on leaves the standard library's DNS lookup running
 	// until the resolver's own timeout (the README's TLS snippet dials
@@ -67,6 +71,7 @@ func ctxTimeout(t testing.TB, d time.Duration) context.Context {
 }
 
 func TestIntegration_MutualExclusionAndTokens(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	sessions := []*zklock.Session{connect(t, c), connect(t, c)}
 	const workers, rounds = 8, 64 // 512 acquisitions
@@ -242,6 +247,7 @@ func TestIntegration_WaiterStopsOnExpiry(t *testing.T) {
 }
 
 func TestIntegration_LossBeforeAnotherAcquires(t *testing.T) {
+	t.Parallel()
 	c := zktest.Start(t)
 	p := c.Proxy(t)
 	victim := connect(t, c, zklock.WithDialer(p.Dialer()))
