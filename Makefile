@@ -56,7 +56,7 @@ test-stages: deps vet
 
 stage-3.9:
 	@$(MAKE) --no-print-directory zk-version ZKTEST_ZK_VERSION=3.9
-	$(T) "3.9 ./..." $(GO) test -race -count=1 -timeout 20m ./...
+	$(T) "3.9 ./..." $(GO) test -race -count=1 -p 3 -timeout 20m ./...
 stage-3.8-root:
 	@$(MAKE) --no-print-directory zk-version ZKTEST_ZK_VERSION=3.8
 	ZKTEST_ZK_VERSION=3.8 $(T) "3.8 root" $(GO) test -race -count=1 -timeout 15m -run '$(ZK38_ROOT)' -skip '$(ZK38_ROOT_SKIP)' .
