@@ -160,17 +160,27 @@ func TestIntegration_ScheduleTwoSchedulersEachTickOnce(t *testing.T) {
 	h, err := zklock.ScheduleHistory(ctxTimeout(t, 10*time.Second), s1, "/sched/two")
 	require.NoError(t, err)
 	require.Equal(t, time.Second, h.Every)
-	require.Len(t, h.Claims, len(ticks))
+	// The schedulers were stopped at the end: the newest claim may be
+	// abandoned, its job not started or its outcome not written.
+	claims := h.Claims
+	last := len(claims) - 1
+	if last >= 0 && claims[last].Outcome == zklock.OutcomeAbandoned && len(claims) == len(ticks)+1 {
+		claims = claims[:last]
+	}
+	require.Len(t, claims, len(ticks))
 	missed := map[time.Time]bool{}
 	for _, m := range h.Missed {
 		missed[m] = true
 	}
 	var prevToken int64
-	for i, cl := range h.Claims {
+	for i, cl := range claims {
 		require.Equal(t, ticks[i], cl.Tick)
 		require.GreaterOrEqual(t, cl.Token, prevToken, "claims are made by leaders in token order")
 		prevToken = cl.Token
 		switch sec := cl.Tick.Unix(); {
+		case i == last && cl.Outcome == zklock.OutcomeAbandoned:
+			require.True(t, cl.End.IsZero(), "an abandoned claim has no end")
+			continue
 		case sec%4 == 0:
 			require.Equal(t, zklock.OutcomeFailed, cl.Outcome, "tick %v", cl.Tick)
 			require.NotNil(t, cl.ExitCode)
