@@ -52,6 +52,50 @@ func TestSoakLineNamesTheLibraryCode(t *testing.T) {
 	}
 }
 
+// The first soak: line of docs/reliability-results.md is what
+// cmd/soaksummary prints for one committed checkpoint under docs/soak,
+// judged again where the checkpoint says so: the release's figures are the
+// checkpoints', not typed by hand. It reports no violation, and that
+// checkpoint ran every scenario.
+func TestSoakLineSumsACommittedCheckpoint(t *testing.T) {
+	b, err := os.ReadFile("../docs/reliability-results.md")
+	require.NoError(t, err)
+	line := strings.TrimSpace(regexp.MustCompile(`(?m)^\s*soak: .*$`).FindString(string(b)))
+	require.NotEmpty(t, line, "no soak: line")
+	require.Contains(t, line, " violations=0 ", "the release soak has violations")
+
+	files, err := filepath.Glob("../docs/soak/*.jsonl")
+	require.NoError(t, err)
+	var lines []string
+	for _, f := range files {
+		recs, err := ReadRecords(f)
+		require.NoError(t, err, f)
+		rjs, err := ReadRejudgements(f)
+		require.NoError(t, err, f)
+		judged, err := ApplyRejudgements(recs, rjs)
+		require.NoError(t, err, f)
+		got := SummaryLine(judged)
+		if got == line {
+			ran := map[string]bool{}
+			for _, r := range judged {
+				ran[r.Name] = true
+			}
+			// Every scenario of the suite, and those of reliability/containers
+			// (a module of its own), which make soak runs at its end.
+			want := []string{"S18", "S19", "S20"}
+			for _, sc := range Scenarios("soak") {
+				want = append(want, sc.Name)
+			}
+			for _, n := range want {
+				require.True(t, ran[n], "%s: the release soak never ran %s", filepath.Base(f), n)
+			}
+			return
+		}
+		lines = append(lines, filepath.Base(f)+": "+got)
+	}
+	t.Fatalf("no checkpoint under docs/soak sums to the first soak: line\n  %s\nthe checkpoints:\n  %s", line, strings.Join(lines, "\n  "))
+}
+
 // The checkpoints under docs/soak name their runs' timelines relative to
 // their own folder: no path of the machine a soak ran on.
 func TestSoakCheckpointsNameNoMachinePaths(t *testing.T) {
