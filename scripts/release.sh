@@ -8,13 +8,13 @@
 # clean (nothing to commit, nothing untracked); the version is a semantic version whose tags do
 # not exist yet; each nested module requires the root module at that version; gofmt, go vet and
 # go mod tidy are clean in every module (make vet); docs/reliability-results.md's first "soak:"
-# line names the library code of the tree (the root package's non-test .go files and
-# internal/): its commit, or an earlier one whose every later library commit the document
-# names; and internal/release's test builds a module
-# proxy from the tree at that version and resolves and builds every published module from it
-# with go get, offline; make dist builds the release's files at that version (PLATFORMS
-# narrows it) and SHA256SUMS is checked. Then it prints the git commands that tag HEAD and push the tags: the root
-# module (vX.Y.Z) and the nested ones (zktest/containers/vX.Y.Z, contrib/prometheus/vX.Y.Z, contrib/otel/vX.Y.Z).
+# line names the library code of the tree (scripts/library-paths.sh: what the root package
+# compiles, and go.mod): its commit, or an earlier one whose every later library commit the
+# document names; internal/release's test builds a module proxy from the tree at that version
+# and resolves and builds every published module from it with go get, offline; make dist builds
+# the release's files at that version (PLATFORMS narrows it) and SHA256SUMS is checked. Then it
+# prints the git commands that tag HEAD and push the tags: the root module (vX.Y.Z) and the
+# nested ones (zktest/containers/vX.Y.Z, contrib/prometheus/vX.Y.Z, contrib/otel/vX.Y.Z).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -26,7 +26,7 @@ test=1
 case "${1:-}" in
 "") ;;
 --no-test) test=0 ;;
--h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+-h | --help) sed -n '2,17p' "$0"; exit 0 ;;
 *) die "unknown argument $1 (want --no-test or nothing)" ;;
 esac
 

@@ -6,7 +6,7 @@ replace github.com/zklock/zklock => ../..
 
 require (
 	github.com/stretchr/testify v1.12.1
-	github.com/zklock/zklock v0.2.0
+	github.com/zklock/zklock v0.3.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0

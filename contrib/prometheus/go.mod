@@ -9,7 +9,7 @@ require (
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.0
 	github.com/stretchr/testify v1.12.1
-	github.com/zklock/zklock v0.2.0
+	github.com/zklock/zklock v0.3.0
 	go.uber.org/goleak v1.3.0
 )
 

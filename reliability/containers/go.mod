@@ -8,8 +8,8 @@ replace (
 )
 
 require (
-	github.com/zklock/zklock v0.2.0
-	github.com/zklock/zklock/zktest/containers v0.2.0
+	github.com/zklock/zklock v0.3.0
+	github.com/zklock/zklock/zktest/containers v0.3.0
 )
 
 require (

@@ -10,7 +10,7 @@ require (
 	github.com/moby/moby/client v0.6.2
 	github.com/stretchr/testify v1.12.1
 	github.com/testcontainers/testcontainers-go v0.45.0
-	github.com/zklock/zklock v0.2.0
+	github.com/zklock/zklock v0.3.0
 	go.uber.org/goleak v1.3.0
 )
 
